@@ -1,0 +1,1 @@
+"""Everything that thinks: reading papers, extracting the spec, checks. Never imports pygls/lsprotocol."""

@@ -1,0 +1,64 @@
+"""PaperSpecs cached by the content hash of every file they were read from."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ...schemas import PaperSpec
+
+# Bump when a reader or the extraction changes what it produces, so old entries are not reused.
+READER_VERSION = "1"
+
+
+def cache_dir() -> Path:
+    configured = os.environ.get("PAPERLENS_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "paperlens"
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _entry_path(main: Path) -> Path:
+    key = hashlib.sha256(f"{READER_VERSION}\0{main.resolve()}".encode()).hexdigest()[:32]
+    return cache_dir() / f"spec-{key}.json"
+
+
+def load(main: Path) -> PaperSpec | None:
+    """The cached spec of `main`, if every file it was read from is unchanged."""
+    entry = _entry_path(main)
+    try:
+        spec = PaperSpec.model_validate_json(entry.read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None
+    root = Path(spec.root)
+    try:
+        for rel, digest in spec.files.items():
+            if file_sha256(root / rel) != digest:
+                return None
+    except OSError:
+        return None
+    return spec
+
+
+def store(main: Path, spec: PaperSpec) -> None:
+    """Write atomically; a cache that cannot be written only costs a re-read next time."""
+    entry = _entry_path(main)
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("wb", dir=entry.parent, prefix=".spec-", delete=False) as handle:
+            handle.write(spec.model_dump_json().encode())
+        os.replace(handle.name, entry)
+    except OSError:
+        try:
+            os.unlink(handle.name)
+        except (OSError, UnboundLocalError):
+            pass

@@ -1,0 +1,35 @@
+"""Write the JSON Schema of every top-level model to schemas/json/ (`python -m paperlens.schemas.export`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .paper import PaperSpec
+
+EXPORTED: dict[str, type[BaseModel]] = {"paper-spec": PaperSpec}
+SCHEMA_DIR = Path(__file__).parent / "json"
+
+
+def render(model: type[BaseModel]) -> str:
+    """The schema as committed: sorted keys, so the file diffs cleanly."""
+    return json.dumps(model.model_json_schema(mode="serialization"), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def schema_files() -> dict[Path, str]:
+    return {SCHEMA_DIR / f"{name}.schema.json": render(model) for name, model in EXPORTED.items()}
+
+
+def main() -> int:
+    SCHEMA_DIR.mkdir(exist_ok=True)
+    for path, text in schema_files().items():
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path.name}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

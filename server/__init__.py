@@ -1,0 +1,1 @@
+"""The paperlens language server (pygls). The only package that speaks LSP."""

@@ -1,0 +1,28 @@
+"""Shared test fixtures: where the real papers are, and a cache directory per test."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+# Real papers live beside the project, never inside it (see ../shared/data/README.md).
+SHARED_DATA = Path(os.environ.get("PAPERLENS_SHARED_DATA", REPO.parent / "shared" / "data"))
+LATEX_PAPERS = SHARED_DATA / "papers-latex"
+PDF_PAPERS = SHARED_DATA / "papers-pdf"
+EXAMPLE_PAPER = REPO / "examples" / "paper"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Every test gets its own paperlens cache, so no test sees another's results."""
+    monkeypatch.setenv("PAPERLENS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+def pytest_sessionstart(session):
+    if not LATEX_PAPERS.is_dir():
+        raise pytest.UsageError(
+            f"real papers not found at {SHARED_DATA}; set PAPERLENS_SHARED_DATA to the shared data folder"
+        )
