@@ -57,7 +57,7 @@ DROPPED_ARGS: dict[str, int] = {
     "usetikzlibrary": 1, "pgfplotsset": 1, "tikzset": 1, "input@path": 1, "newcounter": 1, "crefname": 3,
     "Crefname": 3, "affiliation": 1, "email": 1, "icmlauthor": 2, "icmlaffiliation": 2, "icmlcorrespondingauthor": 2,
     "icmlkeywords": 1, "icmltitlerunning": 1, "runningtitle": 1, "keywords": 1, "fontsize": 2, "linespread": 1,
-    "cline": 1, "cmidrule": 1, "arrayrulecolor": 1, "rowcolor": 1, "cellcolor": 1, "columncolor": 1,
+    "cline": 1, "cmidrule": 1, "textcolor": 1, "colorbox": 1, "arrayrulecolor": 1, "rowcolor": 1, "cellcolor": 1, "columncolor": 1,
     "bibitem": 1, "newif": 0, "raisebox": 1, "vskip": 0, "pdfinfo": 1, "numberwithin": 2, "let": 0,
     "multicolumn": 2, "multirow": 2, "resizebox": 2, "scalebox": 1, "rotatebox": 1, "makebox": 0, "titlespacing": 4,
     "newenvironment": 3, "renewenvironment": 3, "url": 1, "nolinkurl": 1, "hyperref": 0, "label": 1,
@@ -478,6 +478,14 @@ class LatexReader:
         elif name == "verb":
             pass  # its content was blanked before tokenizing
         elif name in DROPPED_ARGS:
+            if name == "cmidrule":  # \cmidrule[w](lr){2-3}: the trim spec is in parentheses
+                stream.read_optional()
+                following = stream.peek()
+                if following is not None and following.kind == "text" and following.text.startswith("(") and ")" in following.text:
+                    stream.next()
+                    rest = following.text.split(")", 1)[1]
+                    if rest:
+                        stream.push([Token("text", rest, following.pos + len(following.text) - len(rest))])
             stream.read_star()
             stream.read_optional()
             for _ in range(DROPPED_ARGS[name]):
@@ -845,15 +853,29 @@ def _split_rows(tokens: list[Token], start: int, end: int) -> list[tuple[list[To
         elif token.kind == "cs" and token.text == "\\end":
             environment_depth -= 1
         if token.kind == "sym" and token.text == "\\\\" and depth == 0 and environment_depth == 0:
-            rows.append((current, current[0].pos if current else row_start, token.pos))
+            rows.append((current, _content_start(current, row_start), token.pos))
             current = []
             row_start = token.pos + 2
             skip_spacing = True
             continue
         current.append(token)
     if any(t.kind not in ("nl", "comment", "par") and t.text.strip() for t in current):
-        rows.append((current, current[0].pos if current else row_start, end))
+        rows.append((current, _content_start(current, row_start), end))
     return rows
+
+
+RULE_COMMANDS = {"\\hline", "\\toprule", "\\midrule", "\\bottomrule", "\\specialrule", "\\addlinespace"}
+
+
+def _content_start(tokens: list[Token], default: int) -> int:
+    """Offset of a row's first content: not spacing, comments or horizontal rules."""
+    for token in tokens:
+        if token.kind in ("nl", "par", "comment") or token.text in RULE_COMMANDS:
+            continue
+        if token.kind == "text" and not token.text.strip():
+            continue
+        return token.pos + (len(token.text) - len(token.text.lstrip()) if token.kind == "text" else 0)
+    return default
 
 
 def _split_cells(tokens: list[Token]) -> list[list[Token]]:

@@ -30,6 +30,7 @@ _VERBATIM_RE = re.compile(
     r"|\\verb\*?([^A-Za-z\s])(.*?)\3",
     re.S,
 )
+_LISTING_OPTIONS_RE = re.compile(r"(?:\[[^\]\n]*\])?(?:\{[^}\n]*\})?")
 
 
 @dataclass(slots=True)
@@ -59,6 +60,9 @@ def blank_verbatim(source: str) -> tuple[str, list[VerbatimBlock]]:
     for match in _VERBATIM_RE.finditer(source):
         if match.group(1):
             body, body_start = match.group(2), match.start(2)
+            options = _LISTING_OPTIONS_RE.match(body)  # [style=...] or {python}: options, not code
+            if options:
+                body, body_start = body[options.end() :], body_start + options.end()
         else:
             body, body_start = match.group(4), match.start(4)
         blocks.append(VerbatimBlock(match.start(), match.end(), body, body_start))

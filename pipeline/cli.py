@@ -1,0 +1,118 @@
+"""The `paperlens` command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..schemas import PaperSpec
+from .errors import PaperError
+from .ingest import read_paper
+
+EXIT_OK, EXIT_PAPER_ERROR, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="paperlens", description="Read a research paper beside the code that implements it.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    index = commands.add_parser("index", help="read a paper and show what paperlens found in it")
+    index.add_argument("paper", type=Path, help="the paper: a .tex/.pdf/.md file, or the folder holding it")
+    index.add_argument("--format", choices=("text", "json"), default="text", help="text: a readable summary; json: the PaperSpec")
+    index.add_argument("--no-cache", action="store_true", help="read the paper again even if it is unchanged")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        spec = read_paper(args.paper, use_cache=not args.no_cache)
+    except PaperError as err:
+        print(f"paperlens: {err}", file=sys.stderr)
+        return EXIT_PAPER_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # a bug of ours must still not greet the user with a traceback
+        if os.environ.get("PAPERLENS_DEBUG"):
+            traceback.print_exc()
+        print(f"paperlens: internal error while reading {args.paper}: {type(err).__name__}: {err} "
+              "(set PAPERLENS_DEBUG=1 for details)", file=sys.stderr)  # fmt: skip
+        return EXIT_INTERNAL
+    fatal = [p for p in spec.problems if p.severity == "error"]
+    if args.format == "json":
+        sys.stdout.write(spec.model_dump_json(indent=2) + "\n")
+    else:
+        sys.stdout.write(render_summary(spec))
+    for problem in spec.problems:
+        where = f"{problem.location.short()}: " if problem.location else ""
+        print(f"paperlens: {problem.severity}: {where}{problem.message}", file=sys.stderr)
+    return EXIT_PAPER_ERROR if fatal else EXIT_OK
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+
+
+def render_summary(spec: PaperSpec) -> str:
+    out: list[str] = []
+    title = spec.title or spec.main_file
+    pages = f", {spec.page_count} pages" if spec.page_count else ""
+    out.append(f"{title}")
+    out.append(f"  {spec.source_format} · {spec.main_file}{pages} · {len(spec.files)} file(s) read")
+    out.append(
+        f"  {len(spec.sections)} sections · {len(spec.equations)} equations "
+        f"({sum(1 for e in spec.equations if e.number)} numbered) · {len(spec.algorithms)} algorithms · "
+        f"{len(spec.tables)} tables · {len(spec.hyperparameters)} stated values · {len(spec.components)} component mentions"
+    )
+    out.append("")
+    out.append("Sections")
+    for section in spec.sections:
+        number = f"{section.number} " if section.number else ""
+        appendix = " (appendix)" if section.appendix and not section.number else ""
+        out.append(f"  {'  ' * (section.level - 1)}{number}{section.title}{appendix}  [{section.location.short()}]")
+    numbered = [e for e in spec.equations if e.number]
+    if numbered:
+        out.append("")
+        out.append("Numbered equations")
+        for equation in numbered:
+            label = f" {equation.label}" if equation.label else ""
+            out.append(f"  ({equation.number}){label}  {_clip(equation.latex or equation.text, 90)}  [{equation.location.short()}]")
+    if spec.algorithms:
+        out.append("")
+        out.append("Algorithms")
+        for algorithm in spec.algorithms:
+            out.append(f"  {algorithm.number or '-'}: {_clip(algorithm.title, 70)} ({len(algorithm.steps)} steps)  [{algorithm.location.short()}]")
+    if spec.tables:
+        out.append("")
+        out.append("Tables")
+        for table in spec.tables:
+            out.append(f"  {table.number or '-'}: {_clip(table.caption or '(no caption)', 70)} ({len(table.rows)} rows)  [{table.location.short()}]")
+    if spec.hyperparameters:
+        out.append("")
+        out.append("Stated values")
+        rows = [
+            [h.normalized_name, f"{h.value:g}" if isinstance(h.value, float) else _clip(str(h.value), 20), h.unit or "",
+             h.component or "", _clip(h.text, 60), h.location.short()]
+            for h in spec.hyperparameters
+        ]  # fmt: skip
+        out.extend("  " + line for line in _table(["setting", "value", "unit", "component", "evidence", "where"], rows))
+    if spec.symbols:
+        undefined = [s.symbol for s in spec.symbols if s.definition is None]
+        out.append("")
+        out.append(f"Symbols: {len(spec.symbols)} used in equations, {len(undefined)} without a definition in the text")
+    out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
