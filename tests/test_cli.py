@@ -1,0 +1,108 @@
+"""`paperlens index` as a user runs it: a real process, its output and its exit status."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from .conftest import EXAMPLE_PAPER, PDF_PAPERS
+
+PAPERLENS = Path(sys.executable).parent / "paperlens"
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(PAPERLENS), *args], capture_output=True, text=True, timeout=120, cwd=cwd, env=dict(os.environ)
+    )
+
+
+def test_text_summary_of_the_example():
+    result = run("index", str(EXAMPLE_PAPER))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Tempered Label Mixing" in out
+    assert "(3) eq:tempered-weight" in out
+    assert "Stated values" in out
+    learning_rate = next(line for line in out.splitlines() if line.strip().startswith("learning_rate"))
+    assert "0.0003" in learning_rate and "experiments.tex:" in learning_rate
+
+
+def test_json_is_the_paper_spec():
+    result = run("index", str(EXAMPLE_PAPER / "main.tex"), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    spec = json.loads(result.stdout)
+    assert spec["source_format"] == "latex"
+    assert {e["number"] for e in spec["equations"] if e["number"]} == {"1", "2", "3", "4", "5", "6"}
+
+
+def test_a_second_read_comes_from_the_cache(tmp_path):
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    (paper / "main.tex").write_text("\\begin{document}\\section{A}\nWe use a batch size of 64.\n\\end{document}\n")
+    first = run("index", str(paper), "--format", "json")
+    cache_files = list(Path(os.environ["PAPERLENS_CACHE_DIR"]).glob("spec-*.json"))
+    assert first.returncode == 0 and len(cache_files) == 1
+    # Corrupt the cache entry's content hash: a changed file must be re-read, not served stale.
+    (paper / "main.tex").write_text("\\begin{document}\\section{B}\nWe use a batch size of 32.\n\\end{document}\n")
+    second = json.loads(run("index", str(paper), "--format", "json").stdout)
+    assert second["sections"][0]["title"] == "B"
+
+
+def _broken_inputs(tmp: Path) -> dict[str, tuple[Path, str]]:
+    real_pdf = PDF_PAPERS / "alpha-zero-writeup" / "writeup.pdf"
+    not_pdf = tmp / "notes.pdf"
+    not_pdf.write_text("this is plain text, not a PDF\n")
+    truncated = tmp / "truncated.pdf"
+    truncated.write_bytes(real_pdf.read_bytes()[:4000])
+    encrypted = tmp / "encrypted.pdf"
+    with pymupdf.open() as document:
+        document.new_page().insert_text((72, 72), "secret paper")
+        document.save(encrypted, encryption=pymupdf.PDF_ENCRYPT_AES_256, owner_pw="owner", user_pw="user")
+    scanned = tmp / "scanned.pdf"
+    with pymupdf.open() as document:
+        document.new_page().draw_rect(pymupdf.Rect(50, 50, 300, 300), fill=(0.5, 0.5, 0.5))
+        document.save(scanned)
+    loop = tmp / "loop"
+    loop.mkdir()
+    (loop / "main.tex").write_text("\\begin{document}\\input{a}\\end{document}")
+    (loop / "a.tex").write_text("\\input{main}")
+    outside = tmp / "outside"
+    outside.mkdir()
+    (outside / "main.tex").write_text("\\begin{document}\\input{../secret}\\end{document}")
+    braces = tmp / "braces.tex"
+    braces.write_text("\\begin{document}\n\\section{Open\n\\end{document}\n")
+    huge = tmp / "huge.tex"
+    huge.write_text("\\begin{document}\n" + ("word " * 20 + "\n") * 110_000 + "\\end{document}\n")
+    return {
+        "missing": (tmp / "nowhere.pdf", "no such file"),
+        "not a pdf": (not_pdf, "not a PDF"),
+        "truncated": (truncated, "truncated.pdf"),
+        "encrypted": (encrypted, "encrypted"),
+        "no text layer": (scanned, "no text layer"),
+        "input loop": (loop, "\\input loop"),
+        "input outside": (outside, "outside the paper's folder"),
+        "unbalanced braces": (braces, "unbalanced braces"),
+        "10 MB tex": (huge, "exceed 4 MB"),
+    }
+
+
+@pytest.mark.parametrize("case", ["missing", "not a pdf", "truncated", "encrypted", "no text layer", "input loop", "input outside", "unbalanced braces", "10 MB tex"])
+def test_bad_input_gives_one_clear_message_and_a_nonzero_exit(tmp_path, case):
+    path, expected = _broken_inputs(tmp_path)[case]
+    result = run("index", str(path))
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    assert expected in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stdout == ""
+
+
+def test_unknown_format_is_a_usage_error():
+    result = run("index", str(EXAMPLE_PAPER), "--format", "yaml")
+    assert result.returncode == 2 and "invalid choice" in result.stderr
