@@ -259,3 +259,16 @@ def test_label_smoothing_report_follows_inputs_and_operators():
     assert any(r"\operatorname{conf}(x)" in e.latex for e in spec.equations)  # \DeclareMathOperator
     section = next(s for s in spec.sections if s.number == "A.1")
     assert section.appendix and section.location.file == "appendix.tex"
+
+
+def test_exponential_macros_and_deep_nesting_end_quickly(tmp_path):
+    names = [f"\\m{chr(97 + i)}" for i in range(26)]  # each expands to two of the next: 2^25 tokens
+    defs = "".join(f"\\def{a}{{{b}{b}}}" for a, b in zip(names, names[1:]))
+    main = write_paper(tmp_path, {"main.tex": defs + "\\begin{document}\nA \\ma and $\\ma$ and $\\ma$.\n\\end{document}"})
+    started = time.perf_counter()
+    spec = read_latex(main, tmp_path)
+    assert time.perf_counter() - started < 5
+    assert any("keeps expanding" in p.message for p in spec.problems)
+    deep = write_paper(tmp_path / "deep", {"main.tex": "\\begin{document}" + "\\footnote{" * 5000 + "x" + "}" * 5000 + "\\end{document}"})
+    with pytest.raises(PaperError, match="nested too deeply"):
+        read_latex(deep, deep.parent)

@@ -16,6 +16,7 @@ from pathlib import Path
 from ...schemas import Algorithm, Equation, Location, PaperSpec, Paragraph, Problem, Section, Table
 from ..errors import PaperError
 from .latex_tokens import (
+    ExpansionBudget,
     Macro,
     MacroLoop,
     Token,
@@ -175,9 +176,8 @@ class LatexReader:
         self.paragraph_kind = "text"
         self.subequation_parent: str | None = None
         self.subequation_count = 0
-        # Text-mode expansions share one budget, so `\def\a{\a}` cannot hang the reader.
-        self.text_expansion_budget = 50_000
-        self.reported_text_loop = False
+        self.expansion_budget = ExpansionBudget()
+        self.reported_loops: set[str] = set()
 
     # -- files -------------------------------------------------------------------------------
 
@@ -383,13 +383,16 @@ class LatexReader:
 
     def _expand(self, tokens: list[Token]) -> list[Token]:
         try:
-            return expand_all(tokens, self.macros)
+            return expand_all(tokens, self.macros, self.expansion_budget)
         except MacroLoop as loop:
-            pos = tokens[0].pos if tokens else 0
-            self.problems.append(
-                Problem(severity="warning", message=f"macro {loop} keeps expanding (a definition loop?); left unexpanded", location=self._location(pos, pos))
-            )
+            self._report_loop(str(loop), tokens[0].pos if tokens else 0)
             return tokens
+
+    def _report_loop(self, name: str, pos: int) -> None:
+        if name not in self.reported_loops:
+            self.reported_loops.add(name)
+            message = f"macro {name} keeps expanding (a definition loop?); left unexpanded"
+            self.problems.append(Problem(severity="warning", message=message, location=self._location(pos, pos)))
 
     def _inline_math(self, opening: Token, stream: TokenStream, closing: tuple[str, str]) -> None:
         body, end = self._collect_until(stream, closing)
@@ -496,11 +499,10 @@ class LatexReader:
 
     def _expand_in_text(self, token: Token, macro: Macro, stream: TokenStream) -> None:
         expansion = substitute(token.text, macro, read_macro_args(stream, macro), token.pos)
-        self.text_expansion_budget -= 1 + len(expansion)
-        if self.text_expansion_budget < 0:
-            if not self.reported_text_loop:
-                self.reported_text_loop = True
-                self.problems.append(Problem(severity="warning", message=f"macro {token.text} keeps expanding (a definition loop?); left unexpanded", location=self._location(token.pos, token.pos)))
+        try:
+            self.expansion_budget.spend(token.text, 1 + len(expansion))
+        except MacroLoop:
+            self._report_loop(token.text, token.pos)
             return
         stream.push(expansion)
 
@@ -909,4 +911,7 @@ def _slug(text: str) -> str:
 
 def read_latex(main: Path, root: Path) -> PaperSpec:
     """Read a LaTeX paper from its main file; `root` bounds which files `\\input` may reach."""
-    return LatexReader(root).read(main)
+    try:
+        return LatexReader(root).read(main)
+    except RecursionError:
+        raise PaperError(f"{main.name}: groups nested too deeply to read (thousands of levels)") from None

@@ -236,10 +236,23 @@ def read_macro_args(stream: TokenStream, macro: Macro) -> list[list[Token]]:
     return args
 
 
-def expand_all(tokens: list[Token], macros: dict[str, Macro], budget: int = 20000) -> list[Token]:
+class ExpansionBudget:
+    """How many tokens macro expansions may still produce in one read: no definition loop, however
+    mutual or exponential, can hang the reader."""
+
+    def __init__(self, tokens: int = 300_000) -> None:
+        self.left = tokens
+
+    def spend(self, name: str, count: int) -> None:
+        self.left -= count
+        if self.left < 0:
+            raise MacroLoop(name)
+
+
+def expand_all(tokens: list[Token], macros: dict[str, Macro], budget: ExpansionBudget, per_call: int = 20_000) -> list[Token]:
     """Expand user macros fully (for math: equations and inline formulas).
 
-    Raises MacroLoop when the budget of expansions and produced tokens runs out.
+    Raises MacroLoop when this call's or the read's budget runs out.
     """
     if not macros:
         return tokens
@@ -250,9 +263,10 @@ def expand_all(tokens: list[Token], macros: dict[str, Macro], budget: int = 2000
         if macro is None:
             out.append(token)
             continue
-        budget -= 1 + len(macro.body)
-        if budget < 0:
+        per_call -= 1 + len(macro.body)
+        if per_call < 0:
             raise MacroLoop(token.text)
+        budget.spend(token.text, 1 + len(macro.body))
         stream.push(substitute(token.text, macro, read_macro_args(stream, macro), token.pos))
     return out
 
