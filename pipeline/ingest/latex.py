@@ -67,7 +67,7 @@ CITE_COMMANDS = {"cite", "citep", "citet", "citealp", "citealt", "citeauthor", "
 REF_COMMANDS = {"ref", "eqref", "autoref", "cref", "Cref", "pageref", "nameref", "Autoref"}
 MACRO_DEFINERS = {"newcommand", "renewcommand", "providecommand", "DeclareRobustCommand"}
 TEXT_SYMBOLS = {"\\%": "%", "\\$": "$", "\\&": "&", "\\_": "_", "\\#": "#", "\\{": "{", "\\}": "}", "\\,": " ", "\\ ": " ", "\\\\": " ", "\\-": ""}  # fmt: skip
-TEXT_WORDS = {"ldots": "…", "dots": "…", "textendash": "–", "textemdash": "—", "LaTeX": "LaTeX", "TeX": "TeX", "S": "§", "textasciitilde": "~", "times": "×", "textbackslash": "\\", "textpm": "±", "textdegree": "°", "textperthousand": "‰", "ie": "i.e.", "eg": "e.g.", "etal": "et al.", "vs": "vs."}  # fmt: skip
+TEXT_WORDS = {"ldots": "…", "dots": "…", "textendash": "–", "textemdash": "—", "LaTeX": "LaTeX", "TeX": "TeX", "S": "§", "textasciitilde": "~", "times": "×", "texttimes": "×", "textbackslash": "\\", "textpm": "±", "textdegree": "°", "textperthousand": "‰", "ie": "i.e.", "eg": "e.g.", "etal": "et al.", "vs": "vs."}  # fmt: skip
 ALGORITHM_STEP_WORDS = {
     "State": "", "STATE": "", "Statex": "", "If": "if {} then", "IF": "if {} then", "ElsIf": "else if {} then",
     "ELSIF": "else if {} then", "Else": "else", "ELSE": "else", "EndIf": "end if", "ENDIF": "end if",

@@ -1,0 +1,73 @@
+"""Extraction: a reader's PaperSpec → stated hyperparameters, components and equation symbols.
+
+`enrich(spec)` fills `hyperparameters`, `components`, `symbols` and each equation's `symbols`;
+the vocabularies it matches against live in pipeline/knowledge/*.yaml.
+"""
+
+from __future__ import annotations
+
+from ...schemas import Component, Hyperparameter, PaperSpec
+from .components import Mention, find_mentions
+from .hyperparameters import from_equation, from_sentence
+from .knowledge import symbol_key
+from .sentences import Sentence, sentences_of
+from .symbols import build_symbols, symbols_of_equation
+from .tables import from_table
+from .values import ParsedValue, parse_value
+
+__all__ = ["ParsedValue", "enrich", "parse_value"]
+
+
+def enrich(spec: PaperSpec) -> PaperSpec:
+    """A copy of `spec` with what its prose, tables and equations state filled in."""
+    sentences = [sentence for paragraph in spec.paragraphs for sentence in sentences_of(paragraph)]
+    hyperparameters: list[Hyperparameter] = []
+    components: list[Component] = []
+    # Symbol → the value the paper states for it, first statement first.
+    stated_values: dict[str, float | str] = {}
+
+    for sentence in sentences:
+        mentions = find_mentions(sentence.plain.text)
+        found = from_sentence(sentence, mentions)
+        components += [_component(sentence, mention, [h for h, _ in found]) for mention in mentions]
+        for hyperparameter, symbol in found:
+            hyperparameters.append(hyperparameter)
+            if symbol:
+                stated_values.setdefault(symbol_key(symbol), hyperparameter.value)
+
+    for table in spec.tables:
+        table_hyperparameters, table_components = from_table(table)
+        hyperparameters += table_hyperparameters
+        components += table_components
+
+    equations = []
+    symbols_by_equation = []
+    for equation in spec.equations:
+        found_symbols = symbols_of_equation(equation)
+        symbols_by_equation.append(found_symbols)
+        equations.append(equation.model_copy(update={"symbols": [found.symbol for found in found_symbols]}))
+        for hyperparameter, symbol in from_equation(equation):
+            hyperparameters.append(hyperparameter)
+            stated_values.setdefault(symbol_key(symbol), hyperparameter.value)
+
+    symbols = build_symbols(spec.equations, symbols_by_equation, sentences, stated_values)
+    return spec.model_copy(
+        update={
+            "hyperparameters": hyperparameters,
+            "components": components,
+            "equations": equations,
+            "symbols": symbols,
+        }
+    )
+
+
+def _component(sentence: Sentence, mention: Mention, hyperparameters: list[Hyperparameter]) -> Component:
+    return Component(
+        kind=mention.kind,
+        name=mention.name,
+        mention=sentence.source(mention.start, mention.end),
+        attributes={h.normalized_name: h.value for h in hyperparameters if h.component == mention.name},
+        text=sentence.text,
+        section_id=sentence.paragraph.section_id,
+        location=sentence.location(mention.start, mention.end),
+    )

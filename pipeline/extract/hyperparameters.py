@@ -1,0 +1,471 @@
+"""Stated hyperparameter values in sentences and display equations (tables: see `tables`).
+
+Precision beats recall: every value found here may become a diagnostic in a user's editor, so a
+value is taken only where the paper plainly states it as a setting:
+
+- "<name> of/=/is/is set to/: <value>", "batch size 256", "dropout (0.2)", "λ = 0.1",
+  "(β_1, β_2) = (0.9, 0.999)", "σ_min and σ_max are set to 0.002 and 80, respectively";
+- "<value> <count noun>": "1000 warm-up steps", "trained for 300K iterations";
+- a display equation that is nothing but assignments ("λ = 0.1, τ = 0.07").
+
+A list of values ("learning rates of 1e-4, 3e-4 and 1e-3") gives one entry per value, all with
+the same name. Not taken: values outside a name's plausible range, values the next words make
+no setting (see `reading`), sentences that report measurements (throughput, FLOPs), counts in
+sentences that report results ("X at 80 epochs surpasses Y"), cases of an argument ("if λ = 0"),
+terms of formulas ("$M = 3\\rho m$") and years next to names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ...schemas import Equation, Hyperparameter
+from .components import Mention
+from .knowledge import CountNoun, HyperparameterEntry, PhraseMatch, hyperparameter_vocabulary, symbol_key
+from .mathtext import GREEK_LETTERS, GREEK_NAMES, PlainText, to_plain
+from .reading import (
+    REJECTED,
+    ReadValue,
+    acceptable,
+    ends_its_math,
+    looks_like_year,
+    read_values,
+    reads_in,
+    resolve_entry,
+    value_end,
+)
+from .sentences import Sentence
+from .values import VALUE, VALUE_RE, evaluate
+
+# Symbols as the plain form writes them: λ, β_1, β1, σ_min; Latin letters only inside math.
+_GREEK_SYMBOL = rf"[{GREEK_LETTERS}](?:_[A-Za-z0-9]+|\d)?(?![\w])"
+_LATIN_SYMBOL = r"[A-Za-z](?:_[A-Za-z0-9]+)?(?![\w])"
+_SYMBOL = rf"(?:{_GREEK_SYMBOL}|{_LATIN_SYMBOL})"
+_SYMBOL_RE = re.compile(rf"(?<![\w\\])(?:(?P<greek>{_GREEK_SYMBOL})|{_LATIN_SYMBOL})")
+
+# What follows a name when a value is stated for it: "= γ" (chained names), " η" or " of α" (its
+# symbol), " (lr)", then the connector and the value: "learning rate η (lr) is set to 1e-4".
+_CONNECTOR = (
+    r"(?i:\s*[=:]\s*"
+    r"|\s*\(\s*"
+    r"|\s+(?:is|are|was|were)\s+(?:(?:set|fixed|kept|chosen|initiali[sz]ed|configured)\s+)?(?:(?:to|at|as)\s+)?"
+    r"(?:equal\s+to\s+)?"
+    r"|\s+(?:set\s+to|fixed\s+(?:to|at)|equal\s+to|of|at|to|as)\s+"
+    r"|\s+)"
+)
+_FILLER = (
+    r"(?i:(?:(?:about|around|approximately|roughly|the\s+default|a\s+constant|a\s+fixed|a\s+value\s+of)\s+|~\s*)?)"
+)
+_STATEMENT_TAIL_RE = re.compile(
+    rf"(?P<chain>(?:\s*=\s*{_SYMBOL})*)(?:\s+(?:of\s+)?(?P<named_symbol>{_SYMBOL}))?"
+    rf"(?:\s*\((?P<aside>[^()]{{1,24}})\))?(?P<connector>{_CONNECTOR}){_FILLER}(?=[\d.(])"
+)
+
+# Values paired with the names listed before them: "A and B are set to 1 and 2", "(A, B) = (1, 2)".
+_RESPECTIVE_VALUES_RE = re.compile(
+    rf"\s+(?:are|were)\s+(?:(?:set|fixed|chosen)\s+(?:to|as)\s+)?"
+    rf"(?P<values>{VALUE}(?:\s*,\s*{VALUE})*,?\s+and\s+{VALUE})"
+)
+_TUPLE_RE = re.compile(
+    rf"\((?P<names>[^()]{{1,80}})\)\s*(?:=|:|are|were|is|of|set\s+to)\s*"
+    rf"\(\s*(?P<values>{VALUE}(?:\s*,\s*{VALUE})+)\s*\)"
+)
+_NAME_LIST_SEPARATOR_RE = re.compile(r"\s*,\s*(?:and\s+)?(?:the\s+)?|,?\s+and\s+(?:the\s+)?")
+
+# "<value> <count noun>": the noun may follow past a hyphen ("100-epoch") and up to two capitalized
+# words ("16 A100 GPUs"); a generic noun needs a lead ("trained for 300 epochs").
+_COUNT_SEPARATOR_RE = re.compile(r"\s*-\s*|\s+")
+_COUNT_QUALIFIER_RE = re.compile(r"(?:[A-Z][\w-]*|\d[\w-]*)\s+")
+_COUNT_LEAD_RE = re.compile(
+    r"(?i)\b(?:for|on|with|of|over|total\s+of|first)\s+"
+    r"(?:(?:a\s+total\s+of|about|approximately|around|roughly|another|an?\s+additional|additional|only|up\s+to|"
+    r"a|an|the|further|extra)\s+)*$"
+)
+_LIST_TAIL_RE = re.compile(rf"(?:{VALUE})(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+)$")
+_WARMUP_RE = re.compile(r"(?i)\bwarm(?:-|\s)?(?:ed\s|ing\s|s\s)?\s*up\b|\bwarmup\b")
+_WARMUP_AFTER_RE = re.compile(r"(?i)\s*(?:(?:linear|linearly|lr|learning\s+rate|of)\s+){0,3}warm(?:-|\s)?up")
+_MODEL_NAME_RE = re.compile(r"\b[A-Z]{2,}\s+$")  # "RTX 3090 GPUs"
+
+_PREVIOUS_WORD_RE = re.compile(r"([\w-]+)[\s(]*$")
+_CLAUSE_BREAK_RE = re.compile(r"[;:]|,\s|\band\b|\bwhile\b|\bthen\b")
+_LIST_CLAUSE_BREAK_RE = re.compile(r"[;:]|\bwhile\b|\bthen\b")
+_DIGIT_RE = re.compile(r"\d")
+_COORDINATED_ASSIGNMENT_RE = re.compile(
+    rf"(?<![\w\\]){_SYMBOL}\s*=\s*{VALUE}\s*(?:,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+)$"
+)
+
+
+@dataclass(slots=True)
+class Stated:
+    """A value stated in a sentence, before it becomes a Hyperparameter."""
+
+    name: str
+    entry: HyperparameterEntry | None
+    normalized_name: str
+    read: ReadValue
+    name_start: int
+    symbol: str | None  # the symbol that names it, if any ("learning rate η" → η)
+    statement: tuple[str, int]  # the statement it comes from: chained names share one ("λ = γ = 0.1")
+
+
+@dataclass(frozen=True, slots=True)
+class _Name:
+    """A name in a sentence: a vocabulary word ("learning rate") or a symbol ("β_1", "K")."""
+
+    start: int
+    end: int
+    text: str
+    entry: HyperparameterEntry | None
+    symbol: str | None  # canonical, for symbols
+    latin: bool = False
+
+
+# --- sentences -----------------------------------------------------------------------------------
+
+
+def from_sentence(sentence: Sentence, mentions: list[Mention]) -> list[tuple[Hyperparameter, str | None]]:
+    """The values a sentence states, each with the symbol naming it (for SymbolInfo.value)."""
+    plain = sentence.plain
+    if not _DIGIT_RE.search(plain.text) or hyperparameter_vocabulary().measurement_words.search(plain.text):
+        return []
+    found = []
+    for stated in find_stated(plain):
+        normalized_name, component = _attributed(stated, mentions)
+        hyperparameter = Hyperparameter(
+            name=stated.name,
+            normalized_name=normalized_name,
+            value=stated.read.value,
+            raw_value=sentence.source(stated.read.start, value_end(plain.text, stated.read)),
+            unit=stated.read.unit,
+            component=component,
+            text=sentence.text,
+            source="text",
+            section_id=sentence.paragraph.section_id,
+            location=sentence.location(stated.name_start, stated.read.end),
+        )
+        found.append((hyperparameter, stated.symbol))
+    return found
+
+
+def find_stated(plain: PlainText) -> Iterator[Stated]:
+    """Every value stated in one sentence's plain form, in order, none read twice."""
+    names = sorted(_names_in(plain), key=lambda name: name.start)
+    found = [*_paired(plain, names), *_named(plain, names), *_counted(plain)]
+    # A value read by two statements ("λ = γ = 0.1" and "γ = 0.1") counts for the first only.
+    taken: list[Stated] = []
+    for stated in sorted(found, key=lambda s: s.name_start):
+        if not any(_same_value(stated, other) and stated.statement != other.statement for other in taken):
+            taken.append(stated)
+            yield stated
+
+
+def _within_one_math(plain: PlainText, reads: list[ReadValue]) -> list[ReadValue]:
+    """The leading values that stand where the first does: all in one `$...$`, or all outside math."""
+    span = plain.math_span(reads[0].start)
+    count = 1
+    while count < len(reads) and plain.math_span(reads[count].start) == span:
+        count += 1
+    return reads[:count]
+
+
+def _same_value(one: Stated, other: Stated) -> bool:
+    return one.read.start < other.read.end and other.read.start < one.read.end
+
+
+def _named(plain: PlainText, names: list[_Name]) -> Iterator[Stated]:
+    """Statements "<name> <connector> <value(s)>": "the learning rate is 1e-4", "λ = 0.1"."""
+    text = plain.text
+    consumed = 0
+    for name in names:
+        if name.start < consumed or not (tail := _STATEMENT_TAIL_RE.match(text, name.end)):
+            continue
+        connector = tail["connector"].strip().lower()
+        targets = _targets(plain, name, tail, connector)
+        if not targets:
+            continue
+        if connector in ("to", "as") and not _has_setting_verb(text, name.start):
+            continue
+        reads = read_values(text, tail.end(), targets[0].entry, in_parentheses=connector == "(")
+        if not reads or (connector in ("", "(") and looks_like_year(reads[0], text)):
+            continue
+        reads = _within_one_math(plain, reads)  # "$\beta=2$ and 1 NN" lists nothing
+        if not all(ends_its_math(plain, read) for read in reads):
+            continue  # "$M = 3 \rho m$": the value is a term of a formula
+        if name.entry is None and reads[0].value in (0, 1) and not _has_setting_verb(text, name.start):
+            continue  # "with μ = 0", "(η = 1)": 0 and 1 of an unknown symbol are mostly cases
+        consumed = tail.end()
+        symbol = _canonical_symbol(tail["named_symbol"]) if tail["named_symbol"] else None
+        for target in targets:
+            yield from _stated(
+                target.text, target.entry, target.symbol or symbol, reads, name.start, ("named", name.start)
+            )
+
+
+def _targets(plain: PlainText, name: _Name, tail: re.Match[str], connector: str) -> list[_Name]:
+    """The names a statement gives its value to ("λ = γ = 1e-4" gives two), or none."""
+    vocabulary = hyperparameter_vocabulary()
+    text = plain.text
+    previous = _previous_word(text, name.start)
+    if previous in vocabulary.blocked_before_name or _follows_condition(
+        text, name.start, symbol=name.symbol is not None
+    ):
+        return []  # "if λ = 0, ...": a case of an argument
+    if name.symbol is None:
+        if name.entry is None or previous in name.entry.exclude_prefixes:
+            return []
+    elif connector in ("", "(", "at") or tail["aside"]:
+        return []  # "u(x, 0) = 0" applies a function
+    elif name.latin and (connector not in ("=", ":") or not _has_setting_verb(text, name.start)):
+        return []  # a Latin letter names a value only where the sentence sets it ("we set $K=8$")
+    chained = [_symbol(match) for match in _SYMBOL_RE.finditer(text, tail.start("chain"), tail.end("chain"))]
+    return [name, *chained]
+
+
+def _names_in(plain: PlainText) -> Iterator[_Name]:
+    text = plain.text
+    for match in hyperparameter_vocabulary().names.finditer(text):
+        yield _Name(match.start, match.end, text[match.start : match.end], match.value, None)
+    for match in _SYMBOL_RE.finditer(text):
+        # A Latin letter is a symbol only inside math ("we set $K=8$"), when the text has math.
+        if match["greek"] or not plain.math or plain.in_math(match.start(), match.end()):
+            yield _symbol(match)
+
+
+def _symbol(match: re.Match[str]) -> _Name:
+    canonical = _canonical_symbol(match.group(0))
+    entry = hyperparameter_vocabulary().symbols.get(symbol_key(canonical))
+    return _Name(match.start(), match.end(), canonical, entry, canonical, latin=not match["greek"])
+
+
+def _paired(plain: PlainText, names: list[_Name]) -> Iterator[Stated]:
+    """Names and values paired in order: "(β_1, β_2) = (0.9, 0.999)", "A and B are 1 and 2"."""
+    text = plain.text
+    for match in _TUPLE_RE.finditer(text):
+        yield from _pair(text, _name_list(text, names, match.start("names"), match.end("names"), whole=True), match)
+    if " and " in text:
+        for match in _RESPECTIVE_VALUES_RE.finditer(text):
+            start = _clause_start(text[: match.start()], keep_and=True)
+            yield from _pair(text, _name_list(text, names, start, match.start(), whole=False), match)
+
+
+def _name_list(text: str, names: list[_Name], start: int, end: int, *, whole: bool) -> list[_Name]:
+    """The names listed in text[start:end] ("σ_min and σ_max"), ending at `end`.
+
+    With `whole`, the list must fill the span; else it is the longest list the span ends with.
+    """
+    listed: list[_Name] = []
+    position = end
+    for name in reversed([name for name in names if start <= name.start and name.end <= end]):
+        gap = text[name.end : position]
+        if (_NAME_LIST_SEPARATOR_RE.fullmatch(gap) is None) if listed else bool(gap.strip()):
+            break
+        listed.insert(0, name)
+        position = name.start
+    if len(listed) < 2 or (whole and text[start:position].strip()):
+        return []
+    return listed
+
+
+def _pair(text: str, names: list[_Name], match: re.Match[str]) -> Iterator[Stated]:
+    reads = reads_in(text, match.start("values"), match.end("values"))
+    if len(names) != len(reads):
+        return
+    for name, read in zip(names, reads, strict=True):
+        yield from _stated(name.text, name.entry, name.symbol, [read], name.start, ("paired", match.start()))
+
+
+def _stated(
+    name: str,
+    entry: HyperparameterEntry | None,
+    symbol: str | None,
+    reads: list[ReadValue],
+    name_start: int,
+    statement: tuple[str, int],
+) -> Iterator[Stated]:
+    """One Stated per value, after the name's own rules (unit, expansion, range) are applied."""
+    vocabulary = hyperparameter_vocabulary()
+    if entry is not None and entry.expand:
+        if len(reads) == len(entry.expand):
+            for expanded, read in zip(entry.expand, reads, strict=True):
+                yield from _stated(name, vocabulary.entries[expanded], symbol, [read], name_start, statement)
+            return
+        if len(reads) != 1:
+            return
+    for read in reads:
+        resolved = resolve_entry(entry, read)
+        if resolved is REJECTED:
+            continue
+        if resolved is not None and not acceptable(resolved, read):
+            continue
+        normalized = resolved.name if resolved is not None else _snake_symbol(symbol or name)
+        yield Stated(name, resolved, normalized, read, name_start, symbol, statement)
+
+
+def _counted(plain: PlainText) -> Iterator[Stated]:
+    """Counts "<value> <count noun>": "1000 warm-up steps", "trained for 300K iterations"."""
+    vocabulary = hyperparameter_vocabulary()
+    text = plain.text
+    if vocabulary.result_words.search(text):
+        return  # "X with 3 layers outperforms ...": an ablation's or a baseline's setting
+    for value_match in VALUE_RE.finditer(text):
+        noun_match = _count_noun_after(text, value_match.end())
+        value = evaluate(value_match.group(0))
+        if noun_match is None or value is None:
+            continue
+        start = value_match.start()
+        before = text[:start]
+        clause = before[_clause_start(before) :]
+        warmup = bool(_WARMUP_RE.search(clause) or _WARMUP_AFTER_RE.match(text, noun_match.end))
+        previous = _previous_word(text, _list_start(text, start))
+        if previous in vocabulary.blocked_before_count and not (warmup and previous == "first"):
+            continue  # "every 2B tokens", "after 30 epochs"; but "warm up during the first 5 epochs"
+        if _MODEL_NAME_RE.search(before):
+            continue  # "RTX 3090 GPUs": a model number, not a count
+        noun = noun_match.value
+        entry = noun.entry
+        if noun.generic:
+            if not _COUNT_LEAD_RE.search(before) or not vocabulary.training_verbs.search(clause):
+                continue
+            if warmup:
+                entry = vocabulary.entries.get(vocabulary.entries["warmup"].unit_names.get(noun.unit, ""), entry)
+        if entry.accepts(value):
+            read = ReadValue(value, noun.unit, start, noun_match.end)
+            noun_text = text[noun_match.start : noun_match.end]
+            yield Stated(noun_text, entry, entry.name, read, start, None, ("counted", start))
+
+
+def _count_noun_after(text: str, position: int) -> PhraseMatch[CountNoun] | None:
+    """The count noun after a value, past at most two capitalized words ("16 A100 GPUs")."""
+    separator = _COUNT_SEPARATOR_RE.match(text, position)
+    if separator is None:
+        return None
+    start = separator.end()
+    nouns = hyperparameter_vocabulary().count_nouns
+    for _ in range(3):
+        if (found := nouns.match(text, start)) is not None:
+            return found
+        qualifier = _COUNT_QUALIFIER_RE.match(text, start)
+        if qualifier is None:
+            return None
+        start = qualifier.end()
+    return None
+
+
+# --- context -------------------------------------------------------------------------------------
+
+
+def _list_start(text: str, position: int) -> int:
+    """Where the list of values ending at `position` starts ("at 50K, 100K, and 400K iterations")."""
+    while match := _LIST_TAIL_RE.search(text, max(0, position - 40), position):
+        position = match.start()
+    return position
+
+
+def _previous_word(text: str, position: int) -> str:
+    match = _PREVIOUS_WORD_RE.search(text, max(0, position - 40), position)
+    return match.group(1).lower() if match else ""
+
+
+def _clause_start(before: str, *, keep_and: bool = False) -> int:
+    breaks = list((_LIST_CLAUSE_BREAK_RE if keep_and else _CLAUSE_BREAK_RE).finditer(before))
+    return breaks[-1].end() if breaks else 0
+
+
+def _has_setting_verb(text: str, position: int) -> bool:
+    """Whether the words just before `position` (in its clause, at most six) set a value."""
+    verbs = hyperparameter_vocabulary().setting_verbs
+    return any(word in verbs for word in _words_before(text, position, 6))
+
+
+def _follows_condition(text: str, position: int, *, symbol: bool) -> bool:
+    """Whether a condition word comes right before the name, or before the assignments it is
+    coordinated with ("for λ = 0 and λ = 1")."""
+    vocabulary = hyperparameter_vocabulary()
+    conditions = vocabulary.conditional_words | (vocabulary.symbol_conditional_words if symbol else frozenset())
+    while match := _COORDINATED_ASSIGNMENT_RE.search(text, max(0, position - 60), position):
+        position = match.start()
+    return any(word in conditions for word in _words_before(text, position, 2))
+
+
+def _words_before(text: str, position: int, count: int) -> list[str]:
+    """The last `count` words of the clause that ends at `position`, lowercased."""
+    before = text[:position]
+    return re.findall(r"[\w-]+", before[_clause_start(before) :].lower())[-count:]
+
+
+def _attributed(stated: Stated, mentions: list[Mention]) -> tuple[str, str | None]:
+    """A value's normalized name and component, given the components its sentence names."""
+    entry = stated.entry
+    if entry is None:
+        return stated.normalized_name, None
+    component = _component_of(entry, stated, mentions)
+    if component is None:
+        for mention in mentions:
+            if mention.name in entry.renamed_with:
+                renamed = hyperparameter_vocabulary().entries[entry.renamed_with[mention.name]]
+                return renamed.name, _component_of(renamed, stated, mentions)
+    return stated.normalized_name, component
+
+
+def _component_of(entry: HyperparameterEntry, stated: Stated, mentions: list[Mention]) -> str | None:
+    """The component a value belongs to: one named with it, of a kind its name belongs to."""
+    start, end = stated.name_start, stated.read.end
+    for kind in entry.components:
+        candidates = [mention for mention in mentions if mention.kind == kind]
+        if candidates:
+            nearest = min(candidates, key=lambda m: 0 if m.start < end and start < m.end else abs(m.start - start))
+            return nearest.name
+    return None
+
+
+def _canonical_symbol(symbol: str) -> str:
+    """β1 → β_1 (digits after a Greek letter are its subscript); the rest as written."""
+    symbol = symbol.strip()
+    if len(symbol) > 1 and symbol[0] in GREEK_LETTERS and symbol[1].isdigit():
+        return f"{symbol[0]}_{symbol[1:]}"
+    return symbol
+
+
+def _snake_symbol(symbol: str) -> str:
+    """A symbol's snake_case name: λ → lambda, λ_KL → lambda_kl, K → k."""
+    spelled = "".join(GREEK_NAMES.get(char, char) for char in symbol)
+    return re.sub(r"\W+", "_", spelled).strip("_").lower() or symbol
+
+
+# --- equations -----------------------------------------------------------------------------------
+
+
+_EQUATION_ASSIGNMENT_RE = re.compile(rf"{_SYMBOL}\s*=\s*(?P<value>{VALUE})")
+_ASSIGNMENTS_RE = re.compile(
+    rf"\s*{_SYMBOL}\s*=\s*{VALUE}(?:\s*(?:,|;|\band\b)?\s*{_SYMBOL}\s*=\s*{VALUE})*\s*[.,;]?\s*"
+)
+_EQUATION_NOISE_RE = re.compile(r"\\(?:begin|end)\w*|\\relax|\\\\|&|\\nonumber|\\notag")
+
+
+def from_equation(equation: Equation) -> list[tuple[Hyperparameter, str | None]]:
+    """Values a display equation sets, when it sets nothing but values ("λ = 0.1, τ = 0.07")."""
+    plain = to_plain(equation.latex or equation.text)
+    text = _EQUATION_NOISE_RE.sub(" ", plain.text)
+    if not _ASSIGNMENTS_RE.fullmatch(text):
+        return []
+    found = []
+    for match in _EQUATION_ASSIGNMENT_RE.finditer(text):
+        value = evaluate(match["value"])
+        name = _symbol(_SYMBOL_RE.match(match.group(0)))
+        if value is None or (name.entry is not None and not name.entry.accepts(value)):
+            continue
+        hyperparameter = Hyperparameter(
+            name=name.text,
+            normalized_name=name.entry.name if name.entry else _snake_symbol(name.text),
+            value=value,
+            raw_value=match["value"],
+            unit="%" if match["value"].endswith("%") else None,
+            text=equation.text,
+            source="equation",
+            section_id=equation.section_id,
+            location=equation.location,
+        )
+        found.append((hyperparameter, name.symbol))
+    return found

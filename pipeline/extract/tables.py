@@ -1,0 +1,172 @@
+"""Hyperparameter tables: a row per hyperparameter ("Learning rate | 1e-4"), or in tables captioned
+as settings, a column per hyperparameter ("Model | Layers | Hidden dim").
+
+A table is read as a hyperparameter table when at least two rows start with a hyperparameter's
+name, or one does and the caption speaks of hyperparameters or settings; a results table, whose
+rows are methods and whose cells are scores, never is. Each value cell gives one entry; with
+several value columns the column header is noted in the name ("Layers [ViT-B]").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ...schemas import Component, Hyperparameter, Location, Table
+from .components import Mention, find_mentions
+from .knowledge import HyperparameterEntry, hyperparameter_vocabulary
+from .mathtext import to_plain
+from .reading import REJECTED, ReadValue, resolve_entry
+from .values import parse_value
+
+_PER_RE = re.compile(r"\s+per\b")
+_SETTINGS_CAPTION_RE = re.compile(r"(?i)hyper-?param|config|setting|recipe|implementation detail|training detail")
+_EMPTY_CELLS = ("", "-", "–", "—")
+
+
+@dataclass(slots=True)
+class _Cell:
+    raw: str
+    plain: str
+
+
+def from_table(table: Table) -> tuple[list[Hyperparameter], list[Component]]:
+    """A hyperparameter table's values and the components its hyperparameter rows name."""
+    rows = [[_Cell(cell, to_plain(cell).text.strip()) for cell in row] for row in table.rows]
+    captioned = bool(_SETTINGS_CAPTION_RE.search(table.caption or ""))
+    named = {i: entry for i, row in enumerate(rows) if len(row) >= 2 and (entry := _cell_entry(row[0].plain))}
+    hyperparameters: list[Hyperparameter] = []
+    components: list[Component] = []
+    if len(named) >= 2 or (named and captioned):
+        header = rows[0] if 0 not in named else None
+        # Rows that name a component as their value ("Optimizer | AdamW") lend it to the table's
+        # other rows ("Learning rate | 1e-4").
+        declared = [mention for i, entry in named.items() if entry.text_values for mention in _row_mentions(rows[i])]
+        for i, entry in named.items():
+            hyperparameters += _row_values(table, i, rows[i], entry, header, declared + _row_mentions(rows[i]))
+        # The table is one statement: a component's attributes are what any of its rows gives it.
+        components = [component for i in named for component in _row_components(table, i, rows[i], hyperparameters)]
+    elif captioned and rows:
+        hyperparameters = _column_values(table, rows)
+    return hyperparameters, components
+
+
+def _cell_entry(cell: str) -> HyperparameterEntry | None:
+    """The hyperparameter a header cell names ("Peak learning rate", "#Layers", "warmup_steps")."""
+    cell = cell.replace("_", " ")
+    if not cell or len(cell.split()) > 8:
+        return None
+    matches = list(hyperparameter_vocabulary().table_names.finditer(cell))
+    if any(_PER_RE.match(cell, match.end) for match in matches):
+        return None  # "Updates per batch" is a rate of the name, not the name
+    entries = {match.value.name: match.value for match in matches}
+    return next(iter(entries.values())) if len(entries) == 1 else None
+
+
+def _row_mentions(row: list[_Cell]) -> list[Mention]:
+    return [mention for cell in row for mention in find_mentions(cell.plain)]
+
+
+def _row_values(
+    table: Table,
+    index: int,
+    row: list[_Cell],
+    entry: HyperparameterEntry,
+    header: list[_Cell] | None,
+    mentions: list[Mention],
+) -> list[Hyperparameter]:
+    value_columns = [j for j in range(1, len(row)) if row[j].plain not in _EMPTY_CELLS]
+    found = []
+    for j in value_columns:
+        column = header[j].plain if header and j < len(header) and len(value_columns) > 1 else ""
+        name = f"{row[0].plain} [{column}]" if column else row[0].plain
+        for normalized, value, unit in _cell_values(entry, row[j].plain):
+            found.append(_table_hyperparameter(table, index, row, name, normalized, value, unit, row[j].raw, mentions))
+    return found
+
+
+def _column_values(table: Table, rows: list[list[_Cell]]) -> list[Hyperparameter]:
+    header = rows[0]
+    columns = [(j, entry) for j, cell in enumerate(header) if j > 0 and (entry := _cell_entry(cell.plain))]
+    if len(columns) < 2:
+        return []
+    found = []
+    for index, row in enumerate(rows[1:], start=1):
+        if not row or not row[0].plain or _cell_entry(row[0].plain):
+            continue
+        for j, entry in columns:
+            if j >= len(row):
+                continue
+            name = f"{header[j].plain} [{row[0].plain}]"
+            for normalized, value, unit in _cell_values(entry, row[j].plain):
+                found.append(_table_hyperparameter(table, index, row, name, normalized, value, unit, row[j].raw, []))
+    return found
+
+
+def _cell_values(entry: HyperparameterEntry, cell: str) -> list[tuple[str, float | str, str | None]]:
+    """(normalized name, value, unit) of a value cell; a tuple cell only for names that expand."""
+    if entry.expand:
+        parts = [parse_value(part) for part in re.split(r"\s*,\s*", cell.strip("()[] "))]
+        if len(parts) == len(entry.expand) and all(parts):
+            return [(name, part.value, part.unit) for name, part in zip(entry.expand, parts, strict=True)]
+    parsed = parse_value(cell)
+    if parsed is None:
+        if entry.text_values and cell and len(cell.split()) <= 4 and not any(c.isdigit() for c in cell):
+            return [(entry.name, cell, None)]
+        return []
+    resolved = resolve_entry(entry, ReadValue(parsed.value, parsed.unit, 0, 0))
+    if resolved is REJECTED or resolved is None or resolved.text_values or not resolved.accepts(parsed.value):
+        return []
+    return [(resolved.name, parsed.value, parsed.unit)]
+
+
+def _table_hyperparameter(
+    table: Table,
+    index: int,
+    row: list[_Cell],
+    name: str,
+    normalized: str,
+    value: float | str,
+    unit: str | None,
+    raw: str,
+    mentions: list[Mention],
+) -> Hyperparameter:
+    entry = hyperparameter_vocabulary().entries[normalized]
+    component = next((mention.name for kind in entry.components for mention in mentions if mention.kind == kind), None)
+    return Hyperparameter(
+        name=name,
+        normalized_name=normalized,
+        value=value,
+        raw_value=raw,
+        unit=unit,
+        component=component,
+        text=" | ".join(cell.raw for cell in row),
+        source="table",
+        section_id=table.section_id,
+        location=_row_location(table, index),
+    )
+
+
+def _row_components(
+    table: Table, index: int, row: list[_Cell], hyperparameters: list[Hyperparameter]
+) -> list[Component]:
+    components = []
+    for cell in row:
+        for mention in find_mentions(cell.plain):
+            attributes = {h.normalized_name: h.value for h in hyperparameters if h.component == mention.name}
+            components.append(
+                Component(
+                    kind=mention.kind,
+                    name=mention.name,
+                    mention=cell.plain[mention.start : mention.end],
+                    attributes=attributes,
+                    text=" | ".join(c.raw for c in row),
+                    section_id=table.section_id,
+                    location=_row_location(table, index),
+                )
+            )
+    return components
+
+
+def _row_location(table: Table, index: int) -> Location:
+    return table.row_locations[index] if index < len(table.row_locations) else table.location

@@ -1,0 +1,60 @@
+"""The knowledge files: every key is one the loader reads, every reference names an entry."""
+
+from __future__ import annotations
+
+import yaml
+
+from paperlens.pipeline.extract.knowledge import (
+    KNOWLEDGE_DIR,
+    component_vocabulary,
+    hyperparameter_vocabulary,
+    symbol_vocabulary,
+)
+
+ENTRY_KEYS = {
+    "aliases", "table_aliases", "symbols", "count_nouns", "unit_names", "range", "components", "exclude_prefixes",
+    "expand", "text_values", "integer", "dimensions", "per_device", "renamed_with",
+}  # fmt: skip
+COMPONENT_KINDS = {
+    "optimizer", "schedule", "normalization", "activation", "loss", "initialization", "regularizer", "architecture",
+    "dataset", "metric",
+}  # fmt: skip
+
+
+def _load(name: str) -> dict:
+    return yaml.safe_load((KNOWLEDGE_DIR / name).read_text(encoding="utf-8"))
+
+
+def test_hyperparameter_entries_are_consistent() -> None:
+    entries = _load("hyperparameters.yaml")["hyperparameters"]
+    components = _load("components.yaml")
+    canonical_components = {name for names in components.values() for name in names}
+    for name, spec in entries.items():
+        assert set(spec) <= ENTRY_KEYS, (name, set(spec) - ENTRY_KEYS)
+        assert name == name.lower() and " " not in name, name
+        referenced = [
+            *spec.get("expand", ()),
+            *spec.get("unit_names", {}).values(),
+            *spec.get("renamed_with", {}).values(),
+        ]
+        if "per_device" in spec:
+            referenced.append(spec["per_device"])
+        assert set(referenced) <= set(entries), (name, set(referenced) - set(entries))
+        assert set(spec.get("components", ())) <= COMPONENT_KINDS, name
+        assert set(spec.get("renamed_with", {})) <= canonical_components, name
+        if "range" in spec:
+            low, high = spec["range"]
+            assert low <= high, name
+
+
+def test_component_kinds_are_the_schema_kinds() -> None:
+    assert set(_load("components.yaml")) == COMPONENT_KINDS
+
+
+def test_vocabularies_load() -> None:
+    vocabulary = hyperparameter_vocabulary()
+    assert vocabulary.names.get("learning rate").name == "learning_rate"
+    assert vocabulary.names.get("LR") is not None  # all-lowercase aliases match in any case
+    assert vocabulary.symbols["β1"].name == "beta1"
+    assert component_vocabulary().get("adamw") is None  # "AdamW" only as written
+    assert "sum" in symbol_vocabulary().binding_commands
