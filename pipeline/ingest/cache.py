@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
@@ -11,8 +12,19 @@ from pydantic import ValidationError
 
 from ...schemas import PaperSpec
 
-# Bump when a reader or the extraction changes what it produces, so old entries are not reused.
-READER_VERSION = "1"
+_PACKAGE = Path(__file__).resolve().parents[1]  # paperlens.pipeline
+_CODE_THAT_SHAPES_A_SPEC = ("ingest/*.py", "extract/*.py", "knowledge/*.yaml", "../schemas/*.py")
+
+
+@functools.cache
+def reader_fingerprint() -> str:
+    """Hash of the code and vocabularies that produce a spec: any change to them invalidates the cache."""
+    digest = hashlib.sha256()
+    for pattern in _CODE_THAT_SHAPES_A_SPEC:
+        for path in sorted(_PACKAGE.glob(pattern)):
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def cache_dir() -> Path:
@@ -28,7 +40,7 @@ def file_sha256(path: Path) -> str:
 
 
 def _entry_path(main: Path) -> Path:
-    key = hashlib.sha256(f"{READER_VERSION}\0{main.resolve()}".encode()).hexdigest()[:32]
+    key = hashlib.sha256(f"{reader_fingerprint()}\0{main.resolve()}".encode()).hexdigest()[:32]
     return cache_dir() / f"spec-{key}.json"
 
 
