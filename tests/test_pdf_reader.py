@@ -255,11 +255,22 @@ def make_paper(path: Path) -> None:
         page.insert_text((left, y), text, fontname="hebo", fontsize=size)
         return y + 1.8 * size
 
-    def display(page, y, formula, number=None):
-        page.insert_text((230, y), formula, fontname="symb", fontsize=10)
+    def equation_number(page, y, number):
+        page.insert_text((right - pymupdf.get_text_length(number, "helv", 10), y), number, fontname="helv", fontsize=10)
+
+    def display(page, y, formula, number=None, centred=False):
+        x = (left + right - pymupdf.get_text_length(formula, "symb", 10)) / 2 if centred else 230
+        page.insert_text((x, y), formula, fontname="symb", fontsize=10)
         if number:
-            x = right - pymupdf.get_text_length(number, "helv", 10)
-            page.insert_text((x, y), number, fontname="helv", fontsize=10)
+            equation_number(page, y, number)
+
+    def text_font_line(page, y, pieces):
+        """A centred line in Helvetica; pieces are (text, subscript) pairs."""
+        sized = [(text, subscript, 7 if subscript else 10) for text, subscript in pieces]
+        x = (left + right - sum(pymupdf.get_text_length(text, "helv", size) for text, _, size in sized)) / 2
+        for text, subscript, size in sized:
+            page.insert_text((x, y + 2 if subscript else y), text, fontname="helv", fontsize=size)
+            x += pymupdf.get_text_length(text, "helv", size)
 
     def running_header_and_page_number(page, number):
         page.insert_text((left, 40), "Synthetic paper for paperlens tests", fontname="helv", fontsize=8)
@@ -294,7 +305,21 @@ def make_paper(path: Path) -> None:
     y = prose(page, heading(page, heading(page, y + 10, "A Proofs", 13), "A.1 A Lemma", 11))
     display(page, y, "r = a / (1 - b)")
     display(page, y + 13, "+ g d", "(A.1)")
-    prose(page, y + 36)
+    y = prose(page, y + 36)
+    y = prose(page, y, "Three centred lines, an align typeset line by line, with the middle one left unnumbered:")
+    display(page, y, "u = a x + (1 - a) z", "(A.2)", centred=True)
+    display(page, y + 14, "a ~ B(g, g)", centred=True)
+    display(page, y + 28, "v = b y + (1 - b) w", "(A.3)", centred=True)
+    y = prose(page, y + 50, "A split: two centred lines with one number set level with the middle of them both:")
+    display(page, y, "s = a + b + g + d", centred=True)
+    display(page, y + 14, "+ x + z", centred=True)
+    equation_number(page, y + 7, "(A.4)")
+    y = prose(page, y + 36, "The mixing loss, in the text font with words in its subscripts and operator names:")
+    loss = [("L", False), ("mix", True), (" = - y", False), ("c", True), (" log softmax(z)", False), ("c", True)]
+    text_font_line(page, y, loss)
+    y = prose(page, y + 22, "A short centred sentence with a symbol and a subscript follows; it is prose, not math:")
+    text_font_line(page, y, [("Loss L", False), ("mix", True), (" over all steps = 0.3", False)])
+    prose(page, y + 22)
     document.save(path)
 
 
@@ -319,11 +344,24 @@ def test_generated_paper_sections_with_appendix_after_references(generated):
 
 def test_generated_paper_numbered_equations_one_per_number(generated):
     equations = {equation.id: equation for equation in generated.equations}
-    assert list(equations) == ["eq-1", "eq-2", "eq-A.1"]
+    assert list(equations) == ["eq-1", "eq-2", "eq-A.1", "eq-A.2", "eq@p2.1", "eq-A.3", "eq-A.4", "eq@p2.2"]
     assert equations["eq-1"].text == "L = a + b S g" and equations["eq-2"].text == "b = 0.9 d"
     assert equations["eq-1"].location.bbox[3] <= equations["eq-2"].location.bbox[1] + 4  # stacked, not merged
     assert equations["eq-A.1"].text == "r = a / (1 - b) + g d"  # the number sits on the second line only
     assert equations["eq-A.1"].section_id == "sec-A.1"
+
+
+def test_generated_paper_centred_lines_take_the_number_level_with_them(generated):
+    """Lines centred one above the other are displays of their own: one level with no number is unnumbered."""
+    equations = [(e.number, e.text) for e in generated.equations if e.section_id == "sec-A.1"]
+    assert equations[1:4] == [("A.2", "u = a x + (1 - a) z"), (None, "a ~ B(g, g)"), ("A.3", "v = b y + (1 - b) w")]
+    assert equations[4] == ("A.4", "s = a + b + g + d + x + z")  # a number level with the middle of a split
+
+
+def test_generated_paper_display_in_text_font_with_words_in_scripts_and_operator_names(generated):
+    texts = [equation.text for equation in generated.equations]
+    assert "L_{mix} = - y_c log softmax(z)_c" in texts
+    assert not any("steps" in text for text in texts)  # a short centred sentence with a symbol is not a display
 
 
 def test_generated_paper_table_algorithm_and_footnote(generated):

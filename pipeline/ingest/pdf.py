@@ -48,6 +48,11 @@ FOOTNOTE_MARK = re.compile(r"^[*†‡§¶]")
 MATH_SYMBOL = re.compile(r"[=<>≤≥≠≈∼∝∈∉⊂⊆∑∏∫√±×→←↦⇒⇔∂∇∞‖\u0391-\u03a9\u03b1-\u03c9\u2100-\u214f]")
 COMPOUND = re.compile(r"\b[A-Za-z]+-[A-Za-z]+\b")
 WORD = re.compile(r"(?<![\w(])[A-Za-z][a-z]+\b")
+# Operator names that math set in text fonts spells out like words ("log softmax(z)").
+OPERATOR_NAMES = frozenset({
+    "arg", "argmax", "argmin", "cos", "det", "diag", "exp", "inf", "lim", "ln", "log", "max", "min",
+    "sigmoid", "sin", "softmax", "sup", "tanh", "tr",
+})
 
 UNNUMBERED_SECTIONS = {
     "abstract", "introduction", "related work", "background", "method", "methods", "experiments",
@@ -92,7 +97,7 @@ class _Line:
     baseline: float  # of the largest text
     bold_share: float
     math_share: float
-    words: int  # words of two letters or more outside math fonts
+    words: int  # prose words: two letters or more, outside math fonts and scripts, not operator names
     role: str = "loose"  # running|title|heading|caption|algorithm|prose|footnote|table|equation|loose
 
     @property
@@ -607,11 +612,17 @@ class _PdfReader:
             for number in own_numbers:
                 numbers.remove(number)
             if own_numbers:
-                for number, lines in _split_by_numbers(region, own_numbers):
-                    emitted.append(self._equation(page, lines, EQUATION_NUMBER.match(number.text)["number"]))
+                displays = self._stacked_displays(region, own_numbers) or _split_by_numbers(region, own_numbers)
             elif self._is_unnumbered_display(page, region):
-                unnumbered += 1
-                emitted.append(self._equation(page, region, None, f"eq@p{page.number}.{unnumbered}"))
+                displays = [(None, region)]
+            else:
+                continue
+            for number, lines in displays:
+                if number is None:
+                    unnumbered += 1
+                    emitted.append(self._equation(page, lines, None, f"eq@p{page.number}.{unnumbered}"))
+                else:
+                    emitted.append(self._equation(page, lines, EQUATION_NUMBER.match(number.text)["number"]))
         return emitted
 
     def _equation(self, page: _Page, lines: list[_Line], number: str | None, anchor: str | None = None) -> _Emitted:
@@ -661,6 +672,31 @@ class _PdfReader:
             return False
         column = [line.x1 for line in page.lines if line.role == "prose" and line.x0 < number.x0 < line.x1 + 30]
         return number.x1 >= max(column, default=page.width) - 0.04 * page.width
+
+    def _stacked_displays(
+        self, region: list[_Line], numbers: list[_Line]
+    ) -> list[tuple[_Line | None, list[_Line]]] | None:
+        """Body-sized rows centred one above the other, each number on the baseline of its row.
+
+        Such rows are displays of their own (a `gather`, or an `align` set line by line), so a row
+        level with no number is an unnumbered display, not part of the nearest numbered one. None
+        when the region is not such a stack, or when a number sits on no row's baseline (one number
+        centred on a `split`): then the numbers take the lines nearest to them.
+        """
+        rows = _rows(region)
+        if len(rows) < 2 or any(max(line.size for line in row) < 0.9 * self.body_size for row in rows):
+            return None
+        centres = [(min(line.x0 for line in row) + max(line.x1 for line in row)) / 2 for row in rows]
+        if max(centres) - min(centres) > 0.3 * self.body_size:
+            return None
+        baselines = [max(row, key=lambda line: line.base_size).baseline for row in rows]
+        numbered: dict[int, _Line] = {}
+        for number in numbers:
+            level = next((i for i, y in enumerate(baselines) if abs(number.baseline - y) <= 0.2 * self.body_size), None)
+            if level is None:
+                return None
+            numbered[level] = number
+        return [(numbered.get(i), row) for i, row in enumerate(rows)]
 
     def _is_unnumbered_display(self, page: _Page, region: list[_Line]) -> bool:
         """Only clear cases count: centred in a prose column, right under or above a line of prose."""
@@ -801,12 +837,19 @@ def _line(page: int, order: int, block: int, spans: list[_Span]) -> _Line | None
         in_math += chars if span.math else 0
     size = sizes.most_common(1)[0][0]
     base = max(inked, key=lambda span: span.size)
-    words = sum(len(WORD.findall(span.text)) for span in inked if not span.math)
-    return _Line(
+    line = _Line(
         page=page, order=order, block=block, bbox=_union_boxes(span.bbox for span in inked), spans=spans, text=text,
         size=size, base_size=base.size, baseline=base.baseline, bold_share=bold / total, math_share=in_math / total,
-        words=words,
+        words=0,  # counted below: telling scripts needs the line's baseline
     )
+    # Words in sub- and superscripts ("ℒ_mix") are labels in a formula, not prose.
+    line.words = sum(
+        word not in OPERATOR_NAMES
+        for span in inked
+        if not span.math and not _script_of(span, line)
+        for word in WORD.findall(span.text)
+    )
+    return line
 
 
 def _assign(lines: list[_Line], role: str) -> None:
