@@ -396,7 +396,7 @@ def expect_paper_error(path: Path, root: Path, *phrases: str) -> str:
 
 
 def test_missing_file(tmp_path):
-    expect_paper_error(tmp_path / "absent.pdf", tmp_path, "does not exist")
+    expect_paper_error(tmp_path / "absent.pdf", tmp_path, "no such file")
 
 
 def test_empty_file(tmp_path):

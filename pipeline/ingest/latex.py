@@ -8,8 +8,6 @@ column.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +29,7 @@ from .latex_tokens import (
     tokenize,
 )
 from .positions import LineIndex
+from .sources import content_hash, read_source, relative_to_root, slug
 
 MAX_SOURCE_BYTES = 4_000_000  # all files together; real papers are well under 1 MB
 MAX_INPUT_DEPTH = 16
@@ -206,15 +205,10 @@ class LatexReader:
         )
 
     def _relative(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix()
+        return relative_to_root(path, self.root)
 
     def _load(self, path: Path, rel: str) -> str:
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise PaperError(f"{rel}: file not found") from None
-        except OSError as err:
-            raise PaperError(f"{rel}: cannot be read ({err.strerror})") from None
+        data = read_source(path)
         self.total_bytes += len(data)
         if self.total_bytes > MAX_SOURCE_BYTES:
             raise PaperError(
@@ -222,7 +216,7 @@ class LatexReader:
                 f"({self.total_bytes / 1e6:.1f} MB read so far); a paper's sources are far smaller — "
                 "is this a generated or data file?"
             )
-        self.files[rel] = hashlib.sha256(data).hexdigest()
+        self.files[rel] = content_hash(data)
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
@@ -559,7 +553,7 @@ class LatexReader:
             if level == 1 and self.equation_within_section:
                 self.equation_counter = 0
         title = self._render(title_tokens)
-        section_id = f"sec-{number}" if number else f"sec-{_slug(title)}"
+        section_id = f"sec-{number}" if number else f"sec-{slug(title)}"
         if any(s.id == section_id for s in self.sections):
             section_id = f"{section_id}-{len(self.sections)}"
         end = title_tokens[-1].pos + len(title_tokens[-1].text) + 1 if title_tokens else token.pos + len(token.text)
@@ -903,10 +897,6 @@ def _format_counter(command: str, value: int) -> str:
     if command == "\\roman":
         return ["i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x"][(value - 1) % 10]
     return str(value)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48] or "untitled"
 
 
 def read_latex(main: Path, root: Path) -> PaperSpec:

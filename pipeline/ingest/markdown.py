@@ -10,7 +10,6 @@ display math. Fenced code blocks and HTML comments are skipped; neither ever rea
 from __future__ import annotations
 
 import bisect
-import hashlib
 import itertools
 import re
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Literal
 
 from ...schemas import Algorithm, Equation, Location, PaperSpec, Paragraph, Problem, Section, Table
 from ..errors import PaperError
+from .sources import content_hash, read_source, relative_to_root, slug
 from .positions import LineIndex
 
 ParagraphKind = Literal["text", "caption", "footnote", "item"]
@@ -85,16 +85,8 @@ def read_markdown(path: Path, root: Path) -> PaperSpec:
     Raises PaperError when the file is missing, outside `root`, or not UTF-8 text.
     """
     root = root.resolve()
-    try:
-        main_file = path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        raise PaperError(f"{path}: not inside the paper folder {root}") from None
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise PaperError(f"{path}: no such file") from None
-    except OSError as err:
-        raise PaperError(f"{path}: cannot be read ({err.strerror or err})") from None
+    main_file = relative_to_root(path, root)
+    data = read_source(path)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -103,7 +95,7 @@ def read_markdown(path: Path, root: Path) -> PaperSpec:
         source_format="markdown",
         root=str(root),
         main_file=main_file,
-        files={main_file: hashlib.sha256(data).hexdigest()},
+        files={main_file: content_hash(data)},
     )
     _MarkdownReader(text, main_file).fill(spec)
     return spec
@@ -450,7 +442,7 @@ class _MarkdownReader:
             self.title = title
             return
         self.in_appendix = self.in_appendix or appendix
-        candidate = label or (f"sec-{number}" if number else f"sec-{_slug(title)}")
+        candidate = label or (f"sec-{number}" if number else f"sec-{slug(title)}")
         section = Section(
             id=self._unique(candidate), number=number, title=title, level=number.count(".") + 1 if number else level,
             appendix=self.in_appendix, label=label, location=location,
@@ -680,6 +672,3 @@ def _cell_separators(row: str, math_aware: bool) -> list[int] | None:
         k += 1
     return None if in_math else pipes
 
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48] or "untitled"

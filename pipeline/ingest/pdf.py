@@ -10,7 +10,6 @@ rendered and there is no OCR, so reading costs little more than the text extract
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections import Counter, defaultdict
@@ -22,6 +21,7 @@ import pymupdf
 
 from ...schemas import Algorithm, Equation, Location, PaperSpec, Paragraph, Problem, Section, Table
 from ..errors import PaperError
+from .sources import content_hash, read_source, relative_to_root, slug
 
 # Without TEXT_PRESERVE_LIGATURES MuPDF spells "ﬁ" as "fi"; leaving out TEXT_PRESERVE_IMAGES
 # keeps image bytes out of the dict, which is most of its cost on figure-heavy papers.
@@ -163,7 +163,7 @@ def read_pdf(path: Path, root: Path) -> PaperSpec:
     read only in part is reported in `problems`.
     """
     data = _read_bytes(path)
-    relpath = _relative_path(path, root)
+    relpath = relative_to_root(path, root)
     shown_errors = pymupdf.TOOLS.mupdf_display_errors()
     pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF's complaints become Problems, not stderr noise
     pymupdf.TOOLS.reset_mupdf_warnings()
@@ -175,26 +175,12 @@ def read_pdf(path: Path, root: Path) -> PaperSpec:
 
 
 def _read_bytes(path: Path) -> bytes:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise PaperError(f"{path} does not exist") from None
-    except IsADirectoryError:
-        raise PaperError(f"{path} is a folder, not a PDF file") from None
-    except OSError as err:
-        raise PaperError(f"cannot read {path}: {err.strerror or err}") from None
+    data = read_source(path)
     if not data:
         raise PaperError(f"{path} is empty (0 bytes), not a PDF")
     if b"%PDF-" not in data[:1024]:
         raise PaperError(f"{path} is not a PDF (it has no %PDF header)")
     return data
-
-
-def _relative_path(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        raise PaperError(f"{path} is not inside the paper folder {root}") from None
 
 
 class _PdfReader:
@@ -233,7 +219,7 @@ class _PdfReader:
             source_format="pdf",
             root=str(self.root),
             main_file=self.relpath,
-            files={self.relpath: hashlib.sha256(self.data).hexdigest()},
+            files={self.relpath: content_hash(self.data)},
             title=title,
             page_count=len(pages),
             problems=self.problems,
@@ -469,7 +455,7 @@ class _PdfReader:
             started = True
             in_appendix = in_appendix or opens_appendix or bool(number and number[0].isalpha())
             level = number.count(".") + 1 if number else style_level or 1
-            base_id = f"sec-{number}" if number else f"sec-{_slug(title)}"
+            base_id = f"sec-{number}" if number else f"sec-{slug(title)}"
             ids[base_id] += 1
             section_id = base_id if ids[base_id] == 1 else f"{base_id}-{ids[base_id]}"
             first = candidate.lines[0]
@@ -1126,7 +1112,3 @@ def _style_level(candidate: _HeadingCandidate, styles: dict[tuple[float, bool], 
     """The level of numbered headings set in the same size and weight, if there are any."""
     size, bold = _style(candidate)
     return next((level for (s, b), level in styles.items() if b == bold and abs(s - size) <= 0.5), None)
-
-
-def _slug(title: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "section"

@@ -1,0 +1,37 @@
+"""Reading a paper's source files: one set of messages for missing, unreadable or stray files."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from ..errors import PaperError
+
+
+def relative_to_root(path: Path, root: Path) -> str:
+    """`path` relative to the paper's folder, as a posix path; a file outside it is refused."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        raise PaperError(f"{path} is not inside the paper folder {root}") from None
+
+
+def read_source(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise PaperError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise PaperError(f"{path} is a folder, not a file") from None
+    except OSError as err:
+        raise PaperError(f"{path}: cannot be read ({err.strerror or err})") from None
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def slug(text: str) -> str:
+    """An id-safe form of a heading: `Related Work` → `related-work`."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48] or "untitled"
