@@ -64,6 +64,16 @@ def test_pdf_unicode_prose() -> None:
         ("Images are resized to $256 \\times 256$ resolution.", "image_resolution", 256, "pixels"),
         ("The sequence length is 2048 and the label smoothing is 0.1.", "label_smoothing", 0.1, None),
         ("We report the mean over 5 random seeds.", "num_runs", 5, "runs"),
+        ("For reducing memory we use a batch size of 16.", "batch_size", 16, None),  # changes no setting
+        # Names too common to take alone, in a sentence that gives them their sense.
+        ("Gradients are clipped to a global norm of 1.0 in all runs.", "grad_clip_norm", 1.0, None),
+        ("We clip the gradient norm to 0.5.", "grad_clip_norm", 0.5, None),
+        ("The gradient norm is clipped at 1.0.", "grad_clip_norm", 1.0, None),
+        ("The last layer is initialised from a normal with standard deviation 1e-4.", "init_std", 1e-4, None),
+        ("Weights are initialized with a truncated normal of std 0.02.", "init_std", 0.02, None),
+        # The share of the data an augmentation applies to.
+        (r"We additionally erase a random rectangle in 25\% of the images.", "random_erasing_prob", 0.25, "%"),
+        (r"Random erasing is applied to 25\% of the training images.", "random_erasing_prob", 0.25, "%"),
     ],
 )
 def test_patterns(text: str, name: str, value: float, unit: str | None) -> None:
@@ -158,10 +168,29 @@ def test_components_of_values() -> None:
         "We regularize with dropout (2014) as in prior work.",  # a year, not a rate
         "For $\\lambda=0$ and $\\lambda=1$ the loss reduces to known ones.",
         "The input is normalized with $\\mu = 0$ and unit variance.",
+        # Cases of the method: a consequence follows the value.
+        "With $\\tau = 1$ the loss reduces to plain mixup.",
+        "Setting $\\lambda = 0$ recovers the original objective.",
+        "If we set $\\tau = 1$, the method is equivalent to mixup.",
+        # Variants compared with the setting, and results.
+        "Lowering the temperature to $\\tau = 0.01$ makes training unstable.",
+        "Training with $\\tau = 0.2$ costs 0.3 points of accuracy.",
+        # Common words without the context that makes them a hyperparameter's name.
+        "The features have a global norm of 1.0.",
+        "We clip the PPO ratio with a threshold of 0.2.",  # clips no gradient
+        "We initialize from the pretrained model and the noise standard deviation is 0.5.",
+        # A share of the data that no augmentation in its clause applies to.
+        "We hold out 10\\% of the images for validation.",
+        "We use random erasing, and crop 25\\% of the images.",
     ],
 )
 def test_states_nothing(text: str) -> None:
     assert enriched(text).hyperparameters == []
+
+
+def test_a_consequence_after_a_relative_clause_or_purpose_keeps_the_setting() -> None:
+    assert stated(r"We set $\tau = 0.5$, which reduces the entropy of the labels.") == {"temperature": [0.5]}
+    assert stated(r"We set $\lambda = 0.1$ to recover fine details.") == {"lambda": [0.1]}
 
 
 def test_hyperparameter_table() -> None:
@@ -203,6 +232,42 @@ def test_hyperparameter_table() -> None:
         "beta2": 0.95,
     }
     assert spec.components[0].location.line == 201
+
+
+def test_table_rows_named_by_a_symbol() -> None:
+    spec = enriched(
+        tables=[
+            table(
+                [
+                    ["Hyperparameter", "Value"],
+                    ["Learning rate", "1e-4"],
+                    ["Mixing $\\alpha$", "0.4"],  # no vocabulary word: named by its symbol, as in prose
+                    ["Temperature ($\\tau$)", "0.5"],
+                    ["Adam $\\beta$", "(0.9, 0.95)"],  # a vocabulary symbol
+                    ["$K$", "8"],
+                    ["$\\gamma$", "yes"],
+                    ["Model B", "7"],  # a Latin letter outside math is no symbol
+                ],
+                caption="Training hyperparameters.",
+            )
+        ]
+    )
+    found = [(h.name, h.normalized_name, h.value) for h in spec.hyperparameters]
+    assert found == [
+        ("Learning rate", "learning_rate", 1e-4),
+        ("Mixing α", "alpha", 0.4),
+        ("Temperature (τ)", "temperature", 0.5),
+        ("Adam β", "beta1", 0.9),
+        ("Adam β", "beta2", 0.95),
+        ("K", "k", 8),
+    ]
+
+
+def test_symbol_rows_make_no_hyperparameter_table() -> None:
+    ablation = table(
+        [["$\\lambda$", "0.1", "0.5", "1.0"], ["FID", "2.3", "2.1", "2.5"]], caption="Ablation of the loss weight."
+    )
+    assert enriched(tables=[ablation]).hyperparameters == []
 
 
 def test_table_with_configuration_columns() -> None:

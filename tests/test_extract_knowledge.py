@@ -13,7 +13,8 @@ from paperlens.pipeline.extract.knowledge import (
 
 ENTRY_KEYS = {
     "aliases", "table_aliases", "symbols", "count_nouns", "unit_names", "range", "components", "exclude_prefixes",
-    "expand", "text_values", "integer", "dimensions", "per_device", "renamed_with",
+    "expand", "text_values", "integer", "dimensions", "per_device", "renamed_with", "contextual_aliases",
+    "share_actions",
 }  # fmt: skip
 COMPONENT_KINDS = {
     "optimizer", "schedule", "normalization", "activation", "loss", "initialization", "regularizer", "architecture",
@@ -45,6 +46,8 @@ def test_hyperparameter_entries_are_consistent() -> None:
         if "range" in spec:
             low, high = spec["range"]
             assert low <= high, name
+        if "contextual_aliases" in spec:
+            assert set(spec["contextual_aliases"]) == {"context", "aliases"}, name
 
 
 def test_component_kinds_are_the_schema_kinds() -> None:
@@ -53,8 +56,12 @@ def test_component_kinds_are_the_schema_kinds() -> None:
 
 def test_vocabularies_load() -> None:
     vocabulary = hyperparameter_vocabulary()
-    assert vocabulary.names.get("learning rate").name == "learning_rate"
+    assert vocabulary.names.get("learning rate").entry.name == "learning_rate"
     assert vocabulary.names.get("LR") is not None  # all-lowercase aliases match in any case
+    global_norm = vocabulary.names.get("global norm")
+    assert global_norm.entry.name == "grad_clip_norm"
+    assert global_norm.applies_in("Gradients are clipped to a global norm of 1.0.")
+    assert not global_norm.applies_in("The features have a global norm of 1.0.")
     assert vocabulary.symbols["β1"].name == "beta1"
     assert component_vocabulary().get("adamw") is None  # "AdamW" only as written
     assert "sum" in symbol_vocabulary().binding_commands

@@ -90,3 +90,45 @@ def test_definitions_in_pdf_prose() -> None:
     infos = {info.symbol: info for info in spec.symbols}
     assert infos["λ"].definition.text == "where λ controls the strength of the KL term."
     assert infos["λ"].latex is None
+
+
+def definitions(*texts: str, latex: str | None = None, text: str | None = None, **kwargs) -> dict[str, str | None]:
+    spec = enriched(*texts, equations=[equation(latex, text)], **kwargs)
+    return {info.symbol: info.definition.text if info.definition else None for info in spec.symbols}
+
+
+def test_a_constraint_may_stand_between_symbol_and_definition() -> None:
+    assert definitions(r"where $\tau > 0$ is the temperature.", latex=r"p = \exp(s / \tau)")["τ"] is not None
+    found = definitions(r"where $\lambda_{\text{init}} \in (0,1)$ is a constant.", latex=r"\lambda_{\text{init}} x")
+    assert found["λ_init"] == r"where $\lambda_{\text{init}} \in (0,1)$ is a constant."
+    pdf = definitions("where τ > 0 is the temperature.", text="p = exp(s / τ)", source_format="pdf")
+    assert pdf["τ"] == "where τ > 0 is the temperature."
+
+
+def test_a_where_clause_beats_an_earlier_passing_mention() -> None:
+    found = definitions(
+        r"The loss is robust to the weight $\lambda$ between 0.25 and 1.",
+        r"where $\lambda$ weighs the KL term against the reconstruction.",
+        latex=r"\mathcal{L} = A + \lambda B",
+    )
+    assert found["λ"] == r"where $\lambda$ weighs the KL term against the reconstruction."
+    found = definitions(r"The image $x$ is large.", r"Let $x$ be an image.", latex="f(x)")
+    assert found["x"] == r"Let $x$ be an image."
+
+
+def test_a_noun_phrase_introducing_the_symbol_defines_it() -> None:
+    found = definitions(
+        r"The form is stable when $m$ is close to 0.", r"We draw a mixing coefficient $m$ and mix.", latex="m a"
+    )
+    assert found["m"] == r"We draw a mixing coefficient $m$ and mix."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        r"The form is stable when $m$ is close to 0.",  # a use under a condition
+        r"We report the average $m$-Precision of every model.",  # a word, not the symbol
+    ],
+)
+def test_a_sentence_that_uses_the_symbol_defines_nothing(text: str) -> None:
+    assert definitions(text, latex="m a")["m"] is None

@@ -6,13 +6,15 @@ value is taken only where the paper plainly states it as a setting:
 - "<name> of/=/is/is set to/: <value>", "batch size 256", "dropout (0.2)", "λ = 0.1",
   "(β_1, β_2) = (0.9, 0.999)", "σ_min and σ_max are set to 0.002 and 80, respectively";
 - "<value> <count noun>": "1000 warm-up steps", "trained for 300K iterations";
-- a display equation that is nothing but assignments ("λ = 0.1, τ = 0.07").
+- a display equation that is nothing but assignments ("λ = 0.1, τ = 0.07");
+- the share of data an augmentation applies to: "erase a random rectangle in 25% of the images".
 
 A list of values ("learning rates of 1e-4, 3e-4 and 1e-3") gives one entry per value, all with
 the same name. Not taken: values outside a name's plausible range, values the next words make
-no setting (see `reading`), sentences that report measurements (throughput, FLOPs), counts in
-sentences that report results ("X at 80 epochs surpasses Y"), cases of an argument ("if λ = 0"),
-terms of formulas ("$M = 3\\rho m$") and years next to names.
+no setting (see `reading`), sentences that report measurements (throughput, FLOPs) or results
+("X at 80 epochs surpasses Y"), cases of an argument ("if λ = 0", "with τ = 1 the loss reduces
+to ..."), variants compared ("raising the temperature to τ = 1"), terms of formulas
+("$M = 3\\rho m$") and years next to names.
 """
 
 from __future__ import annotations
@@ -44,13 +46,14 @@ _GREEK_SYMBOL = rf"[{GREEK_LETTERS}](?:_[A-Za-z0-9]+|\d)?(?![\w])"
 _LATIN_SYMBOL = r"[A-Za-z](?:_[A-Za-z0-9]+)?(?![\w])"
 _SYMBOL = rf"(?:{_GREEK_SYMBOL}|{_LATIN_SYMBOL})"
 _SYMBOL_RE = re.compile(rf"(?<![\w\\])(?:(?P<greek>{_GREEK_SYMBOL})|{_LATIN_SYMBOL})")
+_TRAILING_SYMBOL_RE = re.compile(rf"(?:^|\s)\(?(?P<symbol>(?P<greek>{_GREEK_SYMBOL})|{_LATIN_SYMBOL})\)?\s*$")
 
 # What follows a name when a value is stated for it: "= γ" (chained names), " η" or " of α" (its
 # symbol), " (lr)", then the connector and the value: "learning rate η (lr) is set to 1e-4".
 _CONNECTOR = (
     r"(?i:\s*[=:]\s*"
     r"|\s*\(\s*"
-    r"|\s+(?:is|are|was|were)\s+(?:(?:set|fixed|kept|chosen|initiali[sz]ed|configured)\s+)?(?:(?:to|at|as)\s+)?"
+    r"|\s+(?:is|are|was|were)\s+(?:(?:set|fixed|kept|chosen|initiali[sz]ed|configured|clipped)\s+)?(?:(?:to|at|as)\s+)?"
     r"(?:equal\s+to\s+)?"
     r"|\s+(?:set\s+to|fixed\s+(?:to|at)|equal\s+to|of|at|to|as)\s+"
     r"|\s+)"
@@ -92,6 +95,9 @@ _PREVIOUS_WORD_RE = re.compile(r"([\w-]+)[\s(]*$")
 _CLAUSE_BREAK_RE = re.compile(r"[;:]|,\s|\band\b|\bwhile\b|\bthen\b")
 _LIST_CLAUSE_BREAK_RE = re.compile(r"[;:]|\bwhile\b|\bthen\b")
 _DIGIT_RE = re.compile(r"\d")
+_SHARE_OF_RE = re.compile(r"\s+of\s+(?:the\s+|all\s+)?")
+_HYPOTHETICAL_GAP_WORDS = 5  # "if we set τ = 1, [the loss function] reduces to"
+_RELATIVE_OR_PURPOSE_WORDS = frozenset({"which", "that", "who", "to", "so"})
 _COORDINATED_ASSIGNMENT_RE = re.compile(
     rf"(?<![\w\\]){_SYMBOL}\s*=\s*{VALUE}\s*(?:,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+)$"
 )
@@ -128,8 +134,10 @@ class _Name:
 def from_sentence(sentence: Sentence, mentions: list[Mention]) -> list[tuple[Hyperparameter, str | None]]:
     """The values a sentence states, each with the symbol naming it (for SymbolInfo.value)."""
     plain = sentence.plain
-    if not _DIGIT_RE.search(plain.text) or hyperparameter_vocabulary().measurement_words.search(plain.text):
-        return []
+    vocabulary = hyperparameter_vocabulary()
+    text = plain.text
+    if not _DIGIT_RE.search(text) or vocabulary.measurement_words.search(text) or vocabulary.result_words.search(text):
+        return []  # a measurement's or a result's numbers are not the paper's settings
     found = []
     for stated in find_stated(plain):
         normalized_name, component = _attributed(stated, mentions)
@@ -137,7 +145,7 @@ def from_sentence(sentence: Sentence, mentions: list[Mention]) -> list[tuple[Hyp
             name=stated.name,
             normalized_name=normalized_name,
             value=stated.read.value,
-            raw_value=sentence.source(stated.read.start, value_end(plain.text, stated.read)),
+            raw_value=sentence.source(stated.read.start, value_end(text, stated.read)),
             unit=stated.read.unit,
             component=component,
             text=sentence.text,
@@ -151,8 +159,10 @@ def from_sentence(sentence: Sentence, mentions: list[Mention]) -> list[tuple[Hyp
 
 def find_stated(plain: PlainText) -> Iterator[Stated]:
     """Every value stated in one sentence's plain form, in order, none read twice."""
+    text = plain.text
     names = sorted(_names_in(plain), key=lambda name: name.start)
-    found = [*_paired(plain, names), *_named(plain, names), *_counted(plain)]
+    found = [*_paired(plain, names), *_named(plain, names), *_counted(plain), *_shares(plain)]
+    found = [s for s in found if not _is_variant(text, s.name_start) and not _is_hypothetical(text, s.read.end)]
     # A value read by two statements ("λ = γ = 0.1" and "γ = 0.1") counts for the first only.
     taken: list[Stated] = []
     for stated in sorted(found, key=lambda s: s.name_start):
@@ -226,7 +236,8 @@ def _targets(plain: PlainText, name: _Name, tail: re.Match[str], connector: str)
 def _names_in(plain: PlainText) -> Iterator[_Name]:
     text = plain.text
     for match in hyperparameter_vocabulary().names.finditer(text):
-        yield _Name(match.start, match.end, text[match.start : match.end], match.value, None)
+        if match.value.applies_in(text):
+            yield _Name(match.start, match.end, text[match.start : match.end], match.value.entry, None)
     for match in _SYMBOL_RE.finditer(text):
         # A Latin letter is a symbol only inside math ("we set $K=8$"), when the text has math.
         if match["greek"] or not plain.math or plain.in_math(match.start(), match.end()):
@@ -299,7 +310,7 @@ def _stated(
             continue
         if resolved is not None and not acceptable(resolved, read):
             continue
-        normalized = resolved.name if resolved is not None else _snake_symbol(symbol or name)
+        normalized = resolved.name if resolved is not None else symbol_name(symbol or name)
         yield Stated(name, resolved, normalized, read, name_start, symbol, statement)
 
 
@@ -307,8 +318,6 @@ def _counted(plain: PlainText) -> Iterator[Stated]:
     """Counts "<value> <count noun>": "1000 warm-up steps", "trained for 300K iterations"."""
     vocabulary = hyperparameter_vocabulary()
     text = plain.text
-    if vocabulary.result_words.search(text):
-        return  # "X with 3 layers outperforms ...": an ablation's or a baseline's setting
     for value_match in VALUE_RE.finditer(text):
         noun_match = _count_noun_after(text, value_match.end())
         value = evaluate(value_match.group(0))
@@ -334,6 +343,25 @@ def _counted(plain: PlainText) -> Iterator[Stated]:
             read = ReadValue(value, noun.unit, start, noun_match.end)
             noun_text = text[noun_match.start : noun_match.end]
             yield Stated(noun_text, entry, entry.name, read, start, None, ("counted", start))
+
+
+def _shares(plain: PlainText) -> Iterator[Stated]:
+    """Shares "<action> ... in 25% of the images": a percentage of the data the action in its clause
+    applies to is the probability of that augmentation."""
+    vocabulary = hyperparameter_vocabulary()
+    text = plain.text
+    for value_match in VALUE_RE.finditer(text):
+        start, end = value_match.span()
+        share_of = _SHARE_OF_RE.match(text, end)
+        if not (value_match.group(0).endswith("%") and share_of and vocabulary.share_nouns.match(text, share_of.end())):
+            continue
+        actions = list(vocabulary.share_actions.finditer(text, _clause_start(text[:start]), start))
+        value = evaluate(value_match.group(0))
+        if not actions or value is None or not actions[-1].value.accepts(value):
+            continue
+        action, entry = actions[-1], actions[-1].value
+        read = ReadValue(value, "%", start, end)
+        yield Stated(text[action.start : action.end], entry, entry.name, read, action.start, None, ("share", start))
 
 
 def _count_noun_after(text: str, position: int) -> PhraseMatch[CountNoun] | None:
@@ -379,6 +407,26 @@ def _has_setting_verb(text: str, position: int) -> bool:
     return any(word in verbs for word in _words_before(text, position, 6))
 
 
+def _is_variant(text: str, position: int) -> bool:
+    """Whether a verb that changes a setting comes just before `position`, within four words of its
+    clause: "raising the temperature to τ = 1" names a variant compared, not the setting."""
+    variant_verbs = hyperparameter_vocabulary().variant_verbs
+    return any(word in variant_verbs for word in _words_before(text, position, 4))
+
+
+def _is_hypothetical(text: str, value_end: int) -> bool:
+    """Whether a consequence follows the value within a few words ("with τ = 1 TLM reduces to ...",
+    "setting λ = 0 recovers ..."): the value is a case of the method, not its setting. A relative
+    clause or a purpose between them ("τ = 1, which reduces", "λ = 0.1 to recover") keeps it a setting."""
+    end = text.find(";", value_end)
+    window = text[value_end : end if end >= 0 else len(text)]
+    consequence = next(hyperparameter_vocabulary().hypothetical_consequences.finditer(window), None)
+    if consequence is None:
+        return False
+    gap = re.findall(r"[\w-]+", window[: consequence.start].lower())
+    return len(gap) <= _HYPOTHETICAL_GAP_WORDS and not set(gap) & _RELATIVE_OR_PURPOSE_WORDS
+
+
 def _follows_condition(text: str, position: int, *, symbol: bool) -> bool:
     """Whether a condition word comes right before the name, or before the assignments it is
     coordinated with ("for λ = 0 and λ = 1")."""
@@ -420,6 +468,15 @@ def _component_of(entry: HyperparameterEntry, stated: Stated, mentions: list[Men
     return None
 
 
+def trailing_symbol(plain: PlainText) -> str | None:
+    """The symbol a name ends with, canonical: "Mixing α" → α, "Temperature (τ)" → τ, "$K$" → K.
+    A Latin letter counts only as math, since "Model B" names no symbol."""
+    match = _TRAILING_SYMBOL_RE.search(plain.text)
+    if match is None or not (match["greek"] or plain.in_math(match.start("symbol"), match.end("symbol"))):
+        return None
+    return _canonical_symbol(match["symbol"])
+
+
 def _canonical_symbol(symbol: str) -> str:
     """β1 → β_1 (digits after a Greek letter are its subscript); the rest as written."""
     symbol = symbol.strip()
@@ -428,7 +485,7 @@ def _canonical_symbol(symbol: str) -> str:
     return symbol
 
 
-def _snake_symbol(symbol: str) -> str:
+def symbol_name(symbol: str) -> str:
     """A symbol's snake_case name: λ → lambda, λ_KL → lambda_kl, K → k."""
     spelled = "".join(GREEK_NAMES.get(char, char) for char in symbol)
     return re.sub(r"\W+", "_", spelled).strip("_").lower() or symbol
@@ -458,7 +515,7 @@ def from_equation(equation: Equation) -> list[tuple[Hyperparameter, str | None]]
             continue
         hyperparameter = Hyperparameter(
             name=name.text,
-            normalized_name=name.entry.name if name.entry else _snake_symbol(name.text),
+            normalized_name=name.entry.name if name.entry else symbol_name(name.text),
             value=value,
             raw_value=match["value"],
             unit="%" if match["value"].endswith("%") else None,

@@ -183,6 +183,18 @@ class HyperparameterEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class ProseName:
+    """A name prose gives a hyperparameter; with a `context`, only in a sentence holding one of its
+    words ("a global norm of 1.0" is a clipping threshold only where gradients are clipped)."""
+
+    entry: HyperparameterEntry
+    context: PhraseSet[str] | None = None
+
+    def applies_in(self, sentence: str) -> bool:
+        return self.context is None or self.context.search(sentence)
+
+
+@dataclass(frozen=True, slots=True)
 class CountNoun:
     """A noun that states a hyperparameter after a value: "100 epochs"."""
 
@@ -194,12 +206,16 @@ class CountNoun:
 @dataclass(frozen=True, slots=True)
 class HyperparameterVocabulary:
     entries: dict[str, HyperparameterEntry]
-    names: PhraseSet[HyperparameterEntry]  # prose
+    names: PhraseSet[ProseName]  # prose
     table_names: PhraseSet[HyperparameterEntry]  # first cells and column headers
     symbols: dict[str, HyperparameterEntry]  # by symbol_key
     count_nouns: PhraseSet[CountNoun]
+    share_actions: PhraseSet[HyperparameterEntry]  # "erase ... in 25% of the images"
+    share_nouns: PhraseSet[str]
     measurement_words: PhraseSet[str]
     result_words: PhraseSet[str]
+    hypothetical_consequences: PhraseSet[str]
+    variant_verbs: frozenset[str]
     conditional_words: frozenset[str]
     symbol_conditional_words: frozenset[str]
     training_verbs: PhraseSet[str]
@@ -213,10 +229,11 @@ class HyperparameterVocabulary:
 def hyperparameter_vocabulary() -> HyperparameterVocabulary:
     data = _load("hyperparameters.yaml")
     entries: dict[str, HyperparameterEntry] = {}
-    prose: list[tuple[str, HyperparameterEntry]] = []
+    prose: list[tuple[str, ProseName]] = []
     table: list[tuple[str, HyperparameterEntry]] = []
     symbols: dict[str, HyperparameterEntry] = {}
     nouns: list[tuple[str, CountNoun]] = []
+    share_actions: list[tuple[str, HyperparameterEntry]] = []
     for name, spec in data["hyperparameters"].items():
         entry = HyperparameterEntry(
             name=name,
@@ -232,7 +249,11 @@ def hyperparameter_vocabulary() -> HyperparameterVocabulary:
             dimensions=bool(spec.get("dimensions")),
         )
         entries[name] = entry
-        prose += [(alias, entry) for alias in spec.get("aliases", ())]
+        prose += [(alias, ProseName(entry)) for alias in spec.get("aliases", ())]
+        if contextual := spec.get("contextual_aliases"):
+            context = _words(contextual["context"])
+            prose += [(alias, ProseName(entry, context)) for alias in contextual["aliases"]]
+        share_actions += [(action, entry) for action in spec.get("share_actions", ())]
         table += [(alias, entry) for alias in [*spec.get("aliases", ()), *spec.get("table_aliases", ())]]
         symbols.update({symbol_key(symbol): entry for symbol in spec.get("symbols", ())})
         nouns += [
@@ -245,16 +266,24 @@ def hyperparameter_vocabulary() -> HyperparameterVocabulary:
         table_names=PhraseSet(table),
         symbols=symbols,
         count_nouns=PhraseSet(nouns),
-        measurement_words=PhraseSet([(word, word) for word in data["measurement_words"]]),
-        result_words=PhraseSet([(word, word) for word in data["result_words"]]),
+        share_actions=PhraseSet(share_actions),
+        share_nouns=_words(data["share_nouns"]),
+        measurement_words=_words(data["measurement_words"]),
+        result_words=_words(data["result_words"]),
+        hypothetical_consequences=_words(data["hypothetical_consequences"]),
+        variant_verbs=frozenset(data["variant_verbs"]),
         conditional_words=frozenset(data["conditional_words"]),
         symbol_conditional_words=frozenset(data["symbol_conditional_words"]),
-        training_verbs=PhraseSet([(word, word) for word in data["training_verbs"]]),
+        training_verbs=_words(data["training_verbs"]),
         blocked_before_name=frozenset(data["blocked_before_name"]),
         blocked_before_count=frozenset(data["blocked_before_count"]),
         setting_verbs=frozenset(data["setting_verbs"]),
-        foreign_units=PhraseSet([(unit, unit) for unit in data["foreign_units"]]),
+        foreign_units=_words(data["foreign_units"]),
     )
+
+
+def _words(words: list[str]) -> PhraseSet[str]:
+    return PhraseSet([(word, word) for word in words])
 
 
 # --- components ----------------------------------------------------------------------------------

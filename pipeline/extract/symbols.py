@@ -339,20 +339,35 @@ class _Walker:
 
 _DEFINES_AFTER_RE = re.compile(
     r"(?i)\s*,?\s*(?:(?:is|are)\s+(?:the|a|an|our|defined|called|referred|used\s+to|chosen\s+to)\b"
-    r"|(?:denotes?|represents?|indicates?|refers?\s+to|stands?\s+for|controls?|weights?|balances?|scales?"
+    r"|(?:denotes?|represents?|indicates?|refers?\s+to|stands?\s+for|controls?|weigh(?:t?s)?|balances?|scales?"
     r"|determines?|governs?|specifies|measures?|corresponds?\s+to)\b)"
 )
 _DEFINES_BEFORE_RE = re.compile(
     r"(?i)\b(?:weigh\w*|scal\w*|control\w*|parameteri[sz]\w*|govern\w*|balanc\w*|modulat\w*|determin\w*|"
-    r"denot\w*|represent\w*|given)(?:\s+[\w-]+){0,4}\s+(?:by|as|with)\s*$"
+    r"denot\w*|represent\w*|given|set)(?:\s+[\w-]+){0,4}\s+(?:by|as|with)\s*$"
 )
+# A clause that introduces a symbol: "where λ weighs ...", "where τ > 0 is ...", "let x be ...".
+_INTRODUCING_BEFORE_RE = re.compile(r"(?i)\b(?:where|here|whereby)\s*,?\s*$")
+_LET_BEFORE_RE = re.compile(r"(?i)\blet\s*$")
+_BE_AFTER_RE = re.compile(r"(?i)\s+be\b")
 _NOT_ONE_SYMBOL_RE = re.compile(r"[=<>+,;|]|\\(?:frac|sum|prod|int|cdot|times|in|sim|le|ge|approx)\b")
+# A constraint on the symbol it follows, a number, an interval or a set: "$\tau > 0$",
+# "$\lambda_{init} \in (0,1)$", "$x \in \mathbb{R}^d$"; in PDF prose "τ > 0", "x ∈ ℝd".
+_LATEX_CONSTRAINT_RE = re.compile(
+    r"\s*(?:[<>]|\\(?:geq?|leq?|in|neq?)(?![A-Za-z]))\s*"
+    r"(?:[-+]?\s*[\d.]+|[(\[].*[)\]]|\\(?:mathbb|mathcal|R)(?![A-Za-z]).*)\s*$"
+)
+_PLAIN_CONSTRAINT_RE = re.compile(r"\s*[<>≤≥∈≠]\s*(?:[-+]?[\d.]+|[(\[][^()\[\]]*[)\]]|[ℝℕℤ]\S*)")
 _WITH_BEFORE_RE = re.compile(r"(?i)\bwith\s*$")
 _WITH_AFTER_RE = re.compile(r"(?i)\s*,?\s+(?:being\s+|denoting\s+|as\s+)?(?:the|a|an)\b")
 _IS_AFTER_RE = re.compile(r"(?i)\s*(?:is|are)\b")
-_APPOSITIVE_BEFORE_RE = re.compile(
-    r"(?i)\b(?:the|a|an|our)\s+(?:(?!(?:of|in|on|at|for|to|with|by|from|and|or|is|are)\b)[A-Za-z-]+\s+){1,3}$"
+# A condition before "m is ...": the sentence uses the symbol ("compute w when m is close to 0").
+_CONDITION_BEFORE_RE = re.compile(
+    r"(?i)\b(?:when|whenever|if|unless|while|as|once|since|because|until|whether|than)\s*$"
 )
+_NOUN_PHRASE = r"(?:(?!(?:of|in|on|at|for|to|with|by|from|and|or|is|are)\b)[A-Za-z-]+\s+){1,3}$"
+_INDEFINITE_APPOSITIVE_BEFORE_RE = re.compile(rf"(?i)\b(?:a|an)\s+{_NOUN_PHRASE}")
+_DEFINITE_APPOSITIVE_BEFORE_RE = re.compile(rf"(?i)\b(?:the|our)\s+{_NOUN_PHRASE}")
 
 
 def symbols_of_equation(equation: Equation) -> tuple[FoundSymbol, ...]:
@@ -394,9 +409,9 @@ def _definitions(sentences: list[Sentence], keys: set[str]) -> dict[str, SymbolD
     prose_symbols = _prose_symbol_regex(keys)
     for sentence in sentences:
         for key, start, end in _symbol_mentions(sentence, keys, prose_symbols):
-            tier = _definition_tier(sentence.plain.text, start, end)
-            if tier is not None and (key not in best or tier < best[key][0]):
-                best[key] = (tier, SymbolDefinition(text=sentence.text, location=sentence.location()))
+            rank = _definition_rank(sentence.plain.text, start, end)
+            if rank is not None and (key not in best or rank < best[key][0]):
+                best[key] = (rank, SymbolDefinition(text=sentence.text, location=sentence.location()))
     return {key: definition for key, (_, definition) in best.items()}
 
 
@@ -404,12 +419,12 @@ def _symbol_mentions(
     sentence: Sentence, keys: set[str], prose_symbols: re.Pattern[str] | None
 ) -> Iterator[tuple[str, int, int]]:
     """(symbol key, plain start, plain end) of each mention of a known symbol: a `$...$` holding
-    just the symbol in LaTeX prose, the symbol as a word in PDF prose."""
+    just the symbol, maybe constrained ("$\\tau > 0$"), in LaTeX prose; the symbol as a word in PDF prose."""
     plain = sentence.plain
     if plain.math:
         for start, end in plain.math:
             source_start, source_end = plain.source_span(start, end)
-            content = sentence.text[source_start:source_end]
+            content = _LATEX_CONSTRAINT_RE.sub("", sentence.text[source_start:source_end], count=1)
             if len(content) > 40 or _NOT_ONE_SYMBOL_RE.search(content):
                 continue  # a formula, not a symbol: no need to parse it
             parsed = parse_latex_math(content)
@@ -430,15 +445,34 @@ def _prose_symbol_regex(keys: set[str]) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![\w\\])(?:{'|'.join(spellings)})(?![\w])")
 
 
-def _definition_tier(text: str, start: int, end: int) -> int | None:
-    """1: "λ denotes/is the ...", "weighted by λ", "with τ the temperature"; 2: "λ is ..."; 3: "the weight λ"."""
+def _definition_rank(text: str, start: int, end: int) -> int | None:
+    """How plainly the sentence defines the symbol at text[start:end]; lower is plainer, None when
+    it merely uses the symbol ("to compute w when m is close to 0").
+
+    0: a clause that introduces it: "where λ weighs ...", "where τ > 0 is ...", "let x be ...";
+    1: "λ denotes/is the ...", "weighted by λ", "with τ the temperature";
+    2: an indefinite noun phrase that introduces it: "we draw a mixing coefficient m";
+    3: "N is number of patches", but not after a condition ("when m is close to 0");
+    4: a definite noun phrase that refers back to it: "the weight λ".
+    """
+    if text.startswith("-", end):
+        return None  # "α-Precision", "β-VAE": a word, not the symbol
     before = text[max(0, start - 60) : start]
-    if _DEFINES_AFTER_RE.match(text, end) or _DEFINES_BEFORE_RE.search(before):
+    if constraint := _PLAIN_CONSTRAINT_RE.match(text, end):
+        end = constraint.end()  # PDF prose: "where τ > 0 is the temperature"
+    defines_after = _DEFINES_AFTER_RE.match(text, end)
+    if _INTRODUCING_BEFORE_RE.search(before) and (defines_after or _IS_AFTER_RE.match(text, end)):
+        return 0
+    if _LET_BEFORE_RE.search(before) and _BE_AFTER_RE.match(text, end):
+        return 0
+    if defines_after or _DEFINES_BEFORE_RE.search(before):
         return 1
     if _WITH_BEFORE_RE.search(before) and _WITH_AFTER_RE.match(text, end):
         return 1
-    if _IS_AFTER_RE.match(text, end):
+    if _INDEFINITE_APPOSITIVE_BEFORE_RE.search(before):
         return 2
-    if _APPOSITIVE_BEFORE_RE.search(before):
+    if _IS_AFTER_RE.match(text, end) and not _CONDITION_BEFORE_RE.search(before):
         return 3
+    if _DEFINITE_APPOSITIVE_BEFORE_RE.search(before):
+        return 4
     return None

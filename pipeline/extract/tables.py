@@ -3,8 +3,10 @@ as settings, a column per hyperparameter ("Model | Layers | Hidden dim").
 
 A table is read as a hyperparameter table when at least two rows start with a hyperparameter's
 name, or one does and the caption speaks of hyperparameters or settings; a results table, whose
-rows are methods and whose cells are scores, never is. Each value cell gives one entry; with
-several value columns the column header is noted in the name ("Layers [ViT-B]").
+rows are methods and whose cells are scores, never is. In a hyperparameter table, a row whose name
+ends with a symbol ("Mixing $\\alpha$") states that symbol's value, named as prose names it
+("alpha"). Each value cell gives one entry; with several value columns the column header is noted
+in the name ("Layers [ViT-B]").
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from dataclasses import dataclass
 
 from ...schemas import Component, Hyperparameter, Location, Table
 from .components import Mention, find_mentions
-from .knowledge import HyperparameterEntry, hyperparameter_vocabulary
+from .hyperparameters import symbol_name, trailing_symbol
+from .knowledge import HyperparameterEntry, hyperparameter_vocabulary, symbol_key
 from .mathtext import to_plain
 from .reading import REJECTED, ReadValue, resolve_entry
-from .values import parse_value
+from .values import ParsedValue, parse_value
 
 _PER_RE = re.compile(r"\s+per\b")
 _SETTINGS_CAPTION_RE = re.compile(r"(?i)hyper-?param|config|setting|recipe|implementation detail|training detail")
@@ -42,8 +45,14 @@ def from_table(table: Table) -> tuple[list[Hyperparameter], list[Component]]:
         # Rows that name a component as their value ("Optimizer | AdamW") lend it to the table's
         # other rows ("Learning rate | 1e-4").
         declared = [mention for i, entry in named.items() if entry.text_values for mention in _row_mentions(rows[i])]
-        for i, entry in named.items():
-            hyperparameters += _row_values(table, i, rows[i], entry, header, declared + _row_mentions(rows[i]))
+        row_names = {i: (entry, None) for i, entry in named.items()}
+        # Rows named by a symbol ("Mixing $\alpha$") only join a table the names made a hyperparameter
+        # table: results tables have rows named by symbols too.
+        for i in range(1 if header else 0, len(rows)):
+            if i not in named and len(rows[i]) >= 2 and (symbol := trailing_symbol(to_plain(rows[i][0].raw))):
+                row_names[i] = (hyperparameter_vocabulary().symbols.get(symbol_key(symbol)), symbol_name(symbol))
+        for i, (entry, unnamed) in sorted(row_names.items()):
+            hyperparameters += _row_values(table, i, rows[i], entry, unnamed, header, declared + _row_mentions(rows[i]))
         # The table is one statement: a component's attributes are what any of its rows gives it.
         components = [component for i in named for component in _row_components(table, i, rows[i], hyperparameters)]
     elif captioned and rows:
@@ -71,16 +80,18 @@ def _row_values(
     table: Table,
     index: int,
     row: list[_Cell],
-    entry: HyperparameterEntry,
+    entry: HyperparameterEntry | None,
+    unnamed: str | None,
     header: list[_Cell] | None,
     mentions: list[Mention],
 ) -> list[Hyperparameter]:
+    """A row's values; `unnamed` is the normalized name of a row no entry names (its symbol's)."""
     value_columns = [j for j in range(1, len(row)) if row[j].plain not in _EMPTY_CELLS]
     found = []
     for j in value_columns:
         column = header[j].plain if header and j < len(header) and len(value_columns) > 1 else ""
         name = f"{row[0].plain} [{column}]" if column else row[0].plain
-        for normalized, value, unit in _cell_values(entry, row[j].plain):
+        for normalized, value, unit in _cell_values(entry, row[j].plain, unnamed):
             found.append(_table_hyperparameter(table, index, row, name, normalized, value, unit, row[j].raw, mentions))
     return found
 
@@ -103,8 +114,16 @@ def _column_values(table: Table, rows: list[list[_Cell]]) -> list[Hyperparameter
     return found
 
 
-def _cell_values(entry: HyperparameterEntry, cell: str) -> list[tuple[str, float | str, str | None]]:
-    """(normalized name, value, unit) of a value cell; a tuple cell only for names that expand."""
+def _cell_values(
+    entry: HyperparameterEntry | None, cell: str, unnamed: str | None = None
+) -> list[tuple[str, float | str, str | None]]:
+    """(normalized name, value, unit) of a value cell; a tuple cell only for names that expand.
+    Without an entry, a plain number or percentage is taken under the name `unnamed`."""
+    if entry is None:
+        parsed = parse_value(cell)
+        if parsed is None or unnamed is None or resolve_entry(None, _read(parsed)) is REJECTED:
+            return []
+        return [(unnamed, parsed.value, parsed.unit)]
     if entry.expand:
         parts = [parse_value(part) for part in re.split(r"\s*,\s*", cell.strip("()[] "))]
         if len(parts) == len(entry.expand) and all(parts):
@@ -114,10 +133,14 @@ def _cell_values(entry: HyperparameterEntry, cell: str) -> list[tuple[str, float
         if entry.text_values and cell and len(cell.split()) <= 4 and not any(c.isdigit() for c in cell):
             return [(entry.name, cell, None)]
         return []
-    resolved = resolve_entry(entry, ReadValue(parsed.value, parsed.unit, 0, 0))
+    resolved = resolve_entry(entry, _read(parsed))
     if resolved is REJECTED or resolved is None or resolved.text_values or not resolved.accepts(parsed.value):
         return []
     return [(resolved.name, parsed.value, parsed.unit)]
+
+
+def _read(parsed: ParsedValue) -> ReadValue:
+    return ReadValue(parsed.value, parsed.unit, 0, 0)
 
 
 def _table_hyperparameter(
@@ -131,8 +154,9 @@ def _table_hyperparameter(
     raw: str,
     mentions: list[Mention],
 ) -> Hyperparameter:
-    entry = hyperparameter_vocabulary().entries[normalized]
-    component = next((mention.name for kind in entry.components for mention in mentions if mention.kind == kind), None)
+    entry = hyperparameter_vocabulary().entries.get(normalized)
+    kinds = entry.components if entry is not None else ()
+    component = next((mention.name for kind in kinds for mention in mentions if mention.kind == kind), None)
     return Hyperparameter(
         name=name,
         normalized_name=normalized,
