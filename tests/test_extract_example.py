@@ -35,6 +35,7 @@ def test_values_in_prose_and_footnotes(spec) -> None:
         ("lambda", 0.5, None),
         ("temperature", 0.5, None),
         ("batch_size", 128, None),
+        ("learning_rate", 3e-4, None),  # in the PDF, 10 with a raised −4 set in a text font
     } <= _stated(spec, "text")
 
 

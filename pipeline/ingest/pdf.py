@@ -1046,6 +1046,9 @@ def _prose_text(line: _Line, keep_mark: bool = False) -> str:
         if math_run:
             close_math_run()
         if _script_of(span, line) == "^" and span.text.strip():
+            if _is_exponent(span.text, "".join(out)):
+                out.append(f"^{{{span.text.strip()}}}")
+                continue
             if keep_mark and i == 0:
                 out.append(span.text.strip() + " ")
             continue  # a footnote or citation mark
@@ -1053,6 +1056,15 @@ def _prose_text(line: _Line, keep_mark: bool = False) -> str:
     if math_run:
         close_math_run()
     return _clean("".join(out))
+
+
+POWER_OF_TEN = re.compile(r"\d\s*[×x·]\s*10$")
+
+
+def _is_exponent(raised: str, before: str) -> bool:
+    """A raised `−4` after `3 × 10` (set in text fonts) is an exponent, not a footnote mark."""
+    raised = raised.strip()
+    return raised[:1] in "−-" or (raised.isdigit() and POWER_OF_TEN.search(before.rstrip()) is not None)
 
 
 def _display_text(lines: list[_Line]) -> str:
