@@ -13,7 +13,8 @@ from ..schemas import PaperSpec
 from .errors import PaperError
 from .ingest import read_paper
 
-EXIT_OK, EXIT_PAPER_ERROR, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+# 2 is argparse's usage error.
+EXIT_OK, EXIT_PAPER_ERROR, EXIT_INTERNAL = 0, 1, 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,6 +111,10 @@ def render_summary(spec: PaperSpec) -> str:
         undefined = [s.symbol for s in spec.symbols if s.definition is None]
         out.append("")
         out.append(f"Symbols: {len(spec.symbols)} used in equations, {len(undefined)} without a definition in the text")
+        for symbol in spec.symbols:
+            value = f" = {symbol.value:g}" if isinstance(symbol.value, float) else ""
+            where = f"defined at {symbol.definition.location.short()}" if symbol.definition else "not defined in the text"
+            out.append(f"  {symbol.symbol}{value}  ({len(symbol.equations)} equation(s); {where})")
     out.append("")
     return "\n".join(out)
 

@@ -12,7 +12,12 @@ fi
 stamp=.venv/.paperlens-installed
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e '.[test]'
+  log=.venv/install.log
+  echo "setting up .venv (log: $log)" >&2
+  if ! { .venv/bin/python -m pip install --upgrade pip && .venv/bin/python -m pip install -e '.[test]'; } >"$log" 2>&1; then
+    tail -30 "$log" >&2
+    echo "setup failed; the whole log is in $log" >&2
+    exit 1
+  fi
   echo "$want" > "$stamp"
 fi

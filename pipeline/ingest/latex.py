@@ -121,7 +121,6 @@ class _TextBuilder:
 class _Float:
     kind: str  # table, figure, algorithm
     pos: int
-    file: str
     caption: str = ""
     label: str | None = None
     tables: list[Table] = field(default_factory=list)
@@ -397,7 +396,7 @@ class LatexReader:
     def _display_math(self, opening: Token, stream: TokenStream, closing: tuple[str, str]) -> None:
         body, end = self._collect_until(stream, closing)
         end_pos = end.pos + len(end.text) if end is not None else opening.pos
-        self._add_equation_lines([(body, opening.pos, end_pos)], numbered=False, environment="displaymath")
+        self._add_equation_lines([(body, opening.pos, end_pos)], numbered=False)
 
     def _command(self, token: Token, stream: TokenStream, inline: bool) -> None:
         name = token.text[1:]
@@ -614,7 +613,7 @@ class LatexReader:
                 stream.read_arg()
             stream.read_optional()
             self._end_paragraph()
-            self.float_stack.append(_Float(FLOAT_KINDS[base], token.pos, self.file.rel, section_id=self.section_id))
+            self.float_stack.append(_Float(FLOAT_KINDS[base], token.pos, section_id=self.section_id))
         elif base == "subequations":
             self._subequations(token, stream)
         else:
@@ -696,7 +695,7 @@ class LatexReader:
         else:
             lines = _split_rows(body, token.pos, end_pos)
         self._end_paragraph()
-        self._add_equation_lines(lines, numbered=numbered, environment=base)
+        self._add_equation_lines(lines, numbered=numbered)
 
     def _subequations(self, token: Token, stream: TokenStream) -> None:
         body, _ = self._raw_environment("subequations", stream)
@@ -728,7 +727,7 @@ class LatexReader:
         first = self.section_counters[0]
         return APPENDIX_LETTERS[(first - 1) % 26] if self.appendix and first else str(first)
 
-    def _add_equation_lines(self, lines: list[tuple[list[Token], int, int]], numbered: bool, environment: str) -> None:
+    def _add_equation_lines(self, lines: list[tuple[list[Token], int, int]], numbered: bool) -> None:
         for body, start, end in lines:
             label = None
             tag = None
