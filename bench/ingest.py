@@ -17,6 +17,7 @@ import argparse
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -60,6 +61,32 @@ def peak_memory_mb(action: Callable[[], object]) -> float:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return peak / 1e6
+
+
+_RSS_PROBE = """
+import re, sys
+from pathlib import Path
+import pymupdf
+from pylatexenc.latexwalker import LatexWalker
+from paperlens.pipeline.ingest import read_paper
+path, what = Path(sys.argv[1]), sys.argv[2]
+if what == "paperlens":
+    read_paper(path, use_cache=False)
+elif path.suffix == ".pdf":
+    with pymupdf.open(path) as document:
+        for page in document:
+            page.get_text("dict")
+else:
+    LatexWalker(path.read_text(encoding="utf-8", errors="replace"), tolerant_parsing=True).get_latex_nodes()
+# VmHWM, not ru_maxrss: ru_maxrss survives exec and would report the parent's peak.
+print(int(re.search(r"VmHWM:\\s+(\\d+)", Path("/proc/self/status").read_text()).group(1)) / 1024)
+"""
+
+
+def peak_rss_mb(path: Path, what: str) -> float:
+    """Peak resident set of a fresh process (same imports either way) reading `path` once."""
+    out = subprocess.run([sys.executable, "-c", _RSS_PROBE, str(path), what], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
 
 
 def machine() -> str:
@@ -138,6 +165,11 @@ def main() -> int:
         print(f"  {label} {path.parent.name + '/' + path.name:50s} {peak_memory_mb(lambda: read_paper(path, use_cache=False)):7.1f} MB")
     print(f"  baseline get_text('dict') {largest_pdf.parent.name + '/' + largest_pdf.name:34s} {peak_memory_mb(lambda: bare_get_text_dict(largest_pdf)):7.1f} MB")
     print(f"  baseline pylatexenc {largest_tex.parent.name + '/' + largest_tex.name:40s} {peak_memory_mb(lambda: pylatexenc_parse([largest_tex])):7.1f} MB")
+    print("Peak resident memory of a fresh process reading once (native allocations included; same imports)")
+    for path in (largest_pdf, largest_tex):
+        name = path.parent.name + "/" + path.name
+        baseline = "get_text('dict')" if path.suffix == ".pdf" else "pylatexenc"
+        print(f"  {name:50s} paperlens {peak_rss_mb(path, 'paperlens'):6.1f} MB   {baseline} {peak_rss_mb(path, 'baseline'):6.1f} MB")
     print()
 
     print("PDF reading vs LaTeX reading of the same document")
