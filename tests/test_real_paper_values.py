@@ -81,3 +81,17 @@ def test_markdown_paper_values(papers):
     delta = _stated(spec, "delta", 0.0)
     assert "simply set $\\delta=0$" in delta.text
     assert "\\delta=0" in _source_line(spec, delta)
+
+
+EVERY_PAPER = sorted(p.parent for p in LATEX_PAPERS.glob("*/paper2code_paper.*")) + sorted(PDF_PAPERS.glob("*/*.pdf"))
+
+
+@pytest.mark.parametrize("paper", EVERY_PAPER, ids=lambda p: p.name if p.suffix else p.name + "/")
+def test_every_shared_paper_reads_whole_with_located_items(paper):
+    spec = read_paper(paper)
+    assert spec.sections and spec.paragraphs
+    assert not [p for p in spec.problems if p.severity == "error"]
+    items = [*spec.sections, *spec.equations, *spec.tables, *spec.hyperparameters, *spec.components]
+    for item in items:
+        assert item.location.file in spec.files
+        assert item.location.page is not None or item.location.line is not None
