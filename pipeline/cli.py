@@ -12,6 +12,8 @@ from pathlib import Path
 from ..schemas import PaperSpec
 from .errors import PaperError
 from .ingest import read_paper
+from .readiness import assess
+from .readiness.render import render_markdown, render_sarif, render_text
 
 # 2 is argparse's usage error.
 EXIT_OK, EXIT_PAPER_ERROR, EXIT_INTERNAL = 0, 1, 3
@@ -24,13 +26,24 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("paper", type=Path, help="the paper: a .tex/.pdf/.md file, or the folder holding it")
     index.add_argument("--format", choices=("text", "json"), default="text", help="text: a readable summary; json: the PaperSpec")
     index.add_argument("--no-cache", action="store_true", help="read the paper again even if it is unchanged")
+    index.set_defaults(run=run_index)
+    gaps = commands.add_parser("gaps", help="find what the paper leaves unstated, ambiguous or inconsistent")
+    gaps.add_argument("paper", type=Path, help="the paper: a .tex/.pdf/.md file, or the folder holding it")
+    gaps.add_argument(
+        "--format",
+        choices=("text", "json", "sarif", "markdown"),
+        default="text",
+        help="text: a summary; json: the ReadinessReport; sarif: SARIF 2.1.0 for code scanning; markdown: a report to send",
+    )
+    gaps.add_argument("--no-cache", action="store_true", help="read the paper again even if it is unchanged")
+    gaps.set_defaults(run=run_gaps)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        spec = read_paper(args.paper, use_cache=not args.no_cache)
+        return args.run(args)
     except PaperError as err:
         print(f"paperlens: {err}", file=sys.stderr)
         return EXIT_PAPER_ERROR
@@ -42,15 +55,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"paperlens: internal error while reading {args.paper}: {type(err).__name__}: {err} "
               "(set PAPERLENS_DEBUG=1 for details)", file=sys.stderr)  # fmt: skip
         return EXIT_INTERNAL
-    fatal = [p for p in spec.problems if p.severity == "error"]
+
+
+def _report_problems(spec: PaperSpec) -> int:
+    for problem in spec.problems:
+        where = f"{problem.location.short()}: " if problem.location else ""
+        print(f"paperlens: {problem.severity}: {where}{problem.message}", file=sys.stderr)
+    return EXIT_PAPER_ERROR if any(p.severity == "error" for p in spec.problems) else EXIT_OK
+
+
+def run_index(args: argparse.Namespace) -> int:
+    spec = read_paper(args.paper, use_cache=not args.no_cache)
     if args.format == "json":
         sys.stdout.write(spec.model_dump_json(indent=2) + "\n")
     else:
         sys.stdout.write(render_summary(spec))
-    for problem in spec.problems:
-        where = f"{problem.location.short()}: " if problem.location else ""
-        print(f"paperlens: {problem.severity}: {where}{problem.message}", file=sys.stderr)
-    return EXIT_PAPER_ERROR if fatal else EXIT_OK
+    return _report_problems(spec)
+
+
+def run_gaps(args: argparse.Namespace) -> int:
+    spec = read_paper(args.paper, use_cache=not args.no_cache)
+    report = assess(spec)
+    if args.format == "json":
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    elif args.format == "sarif":
+        sys.stdout.write(render_sarif(report, spec.root))
+    elif args.format == "markdown":
+        sys.stdout.write(render_markdown(report))
+    else:
+        sys.stdout.write(render_text(report))
+    return _report_problems(spec)
 
 
 def _clip(text: str, width: int) -> str:

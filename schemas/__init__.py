@@ -1,5 +1,17 @@
 """paperlens' shared vocabulary: pydantic models and their exported JSON Schema. No logic, no LSP."""
 
+from .gaps import (
+    TYPE_OF_CATEGORY,
+    Convention,
+    Evidence,
+    Gap,
+    GapCategory,
+    GapKind,
+    GapType,
+    ReadinessReport,
+    SettingStatus,
+)
+from .llm import GapCandidate, GapCandidates, LLMSettings
 from .paper import (
     Algorithm,
     Component,
@@ -18,6 +30,18 @@ from .paper import (
 )
 
 __all__ = [
+    "TYPE_OF_CATEGORY",
+    "Convention",
+    "Evidence",
+    "Gap",
+    "GapCategory",
+    "GapKind",
+    "GapType",
+    "ReadinessReport",
+    "SettingStatus",
+    "GapCandidate",
+    "GapCandidates",
+    "LLMSettings",
     "Algorithm",
     "Component",
     "ComponentKind",

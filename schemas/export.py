@@ -8,9 +8,16 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from .gaps import ReadinessReport
+from .llm import GapCandidates, LLMSettings
 from .paper import PaperSpec
 
-EXPORTED: dict[str, type[BaseModel]] = {"paper-spec": PaperSpec}
+EXPORTED: dict[str, type[BaseModel]] = {
+    "paper-spec": PaperSpec,
+    "readiness-report": ReadinessReport,
+    "llm-settings": LLMSettings,
+    "gap-candidates": GapCandidates,
+}
 SCHEMA_DIR = Path(__file__).parent / "json"
 
 

@@ -1,0 +1,81 @@
+"""Codification readiness: the gaps a paper leaves, found with evidence and ranked."""
+
+from __future__ import annotations
+
+from ...schemas import Gap, Location, PaperSpec, ReadinessReport
+from .finders import (
+    Reading,
+    ambiguous_wording,
+    conflicting_values,
+    dangling_references,
+    setting_statuses,
+    unexplained_symbols,
+    unstated_settings,
+)
+
+# Within blocking and within routine gaps: contradictions first, then what the math leaves open,
+# then missing settings, then wording.
+KIND_ORDER = {
+    "conflicting-values": 0,
+    "dangling-reference": 1,
+    "undefined-symbol": 2,
+    "unstated-value": 3,
+    "unstated-setting": 4,
+    "ambiguous-wording": 5,
+}
+NOT_READY_AT = 5  # blocking gaps from which a paper is "not ready" rather than "needs answers"
+
+
+def assess(spec: PaperSpec, extra: list[Gap] | None = None) -> ReadinessReport:
+    """Find the paper's gaps (plus `extra` ones, e.g. from an LLM), ranked, with setting statuses."""
+    reading = Reading.of(spec)
+    statuses = setting_statuses(reading)
+    gaps = [
+        *conflicting_values(reading),
+        *dangling_references(reading),
+        *unexplained_symbols(reading),
+        *unstated_settings(reading, statuses),
+        *ambiguous_wording(reading),
+        *(extra or []),
+    ]
+    ranked = rank(_without_restated(gaps), spec)
+    blocking = [g for g in ranked if g.blocking]
+    if any(g.type == "Inconsistency" for g in blocking) or len(blocking) >= NOT_READY_AT:
+        verdict = "not ready"
+    elif blocking:
+        verdict = "needs answers"
+    else:
+        verdict = "ready"
+    return ReadinessReport(
+        paper=spec.main_file,
+        title=spec.title,
+        verdict=verdict,
+        gaps=ranked,
+        settings=[status for status, _, _ in statuses],
+    )
+
+
+def _lines(location: Location) -> tuple[str, int | None, int | None]:
+    return location.file, location.line if location.page is None else location.page, location.end_line
+
+
+def _without_restated(gaps: list[Gap]) -> list[Gap]:
+    """A symbol's missing value and "a small constant" in the same sentence are one question."""
+    specific = {_lines(g.evidence[0].location) for g in gaps if g.kind == "unstated-value"}
+    return [
+        g
+        for g in gaps
+        if not (g.kind == "ambiguous-wording" and g.category == "Missing Configuration Protocol" and _lines(g.evidence[0].location) in specific)
+    ]
+
+
+def rank(gaps: list[Gap], spec: PaperSpec) -> list[Gap]:
+    """Blocking gaps first; then by kind; then in the order the paper reads."""
+    file_order = {name: i for i, name in enumerate(spec.files)}
+
+    def position(gap: Gap) -> tuple[int, int, int]:
+        location = gap.evidence[0].location
+        return file_order.get(location.file, len(file_order)), location.page or 0, location.line or 0
+
+    ordered = sorted(gaps, key=lambda g: (not g.blocking, KIND_ORDER[g.kind], position(g)))
+    return [g.model_copy(update={"rank": i}) for i, g in enumerate(ordered, start=1)]

@@ -1,0 +1,383 @@
+"""The deterministic gap finders. Each takes the paper's reading and yields located gaps.
+
+Precision first: a gap is a question sent to busy authors, so every finder stays silent when the
+paper may well have answered (a value in the same sentence, a formula that settles the form, a
+component only discussed as related work).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ...schemas import TYPE_OF_CATEGORY, Evidence, Gap, Hyperparameter, PaperSpec, SettingStatus
+from ..extract.sentences import Sentence, sentences_of
+from .knowledge import Requirement, ambiguous_wordings, requirements
+
+# Sections whose prose states no method: references, acknowledgements, checklists.
+NON_METHOD_SECTION = re.compile(r"references|bibliography|acknowledg|checklist|broader impact|impact statement", re.I)
+# A sentence in which the paper itself uses a component (not one it only discusses).
+USAGE = re.compile(
+    r"\b(?:we|our)\b[^.;]{0,100}?\b(?:use[sd]?|using|adopt(?:s|ed)?|employ(?:s|ed)?|appl(?:y|ies|ied)|train(?:s|ed)?|"
+    r"optimi[sz]e[sd]?|fine-?tune[sd]?|set|choose|chose|replace[sd]?|add(?:s|ed)?|insert(?:s|ed)?)\b"
+    r"|\b(?:is|are|was|were)\s+(?:trained|optimi[sz]ed|fine-?tuned)\s+(?:with|using|by)\b",
+    re.I,
+)
+# A number right after a component's name is most likely its setting ("drop path with a
+# probability of 0.1"), read or not: such a component is not reported as missing its value.
+VALUE_AFTER_MENTION = re.compile(r"^[^.;]{0,40}?\d")
+# Sections that discuss other work: a component named there is not one the paper uses.
+DISCUSSION_SECTION = re.compile(r"related work|background|prior work|literature|preliminar", re.I)
+TRAINING = re.compile(
+    r"\bwe\s+(?:pre-?)?train|\bour\s+models?\s+(?:is|are)\s+trained|\bwe\s+(?:optimi[sz]e|fine-?tune)\b"
+    r"|\btraining\s+(?:details|setup|settings|hyper-?parameters)\b",
+    re.I,
+)
+REQUIREMENT_KINDS = ("optimizer", "schedule", "regularizer", "normalization")
+# Symbols that name learned parameters, operators or statistics rather than values to set.
+NOT_A_SETTING = set("θΘφϕψΨπ∇∂ΣΠΔδμσωΩ")
+LEARNED = re.compile(r"\b(?:learn(?:ed|able|t)|trainable|parameters? of|network|predicted|sampled|drawn|output|input|feature|embedding|noise|variable|index|matrix|vector|function)\b", re.I)
+SETTING_WORDS = re.compile(r"\b(?:weigh(?:s|t|ts|ing)?|coefficient|temperature|margin|threshold|hyper-?parameter|constant|scal(?:e|es|ing)|rate|strength|balanc\w*|trade-?off|controls?)\b", re.I)
+DEFINING_SIGN = re.compile(r"(?<![<>!])=|:=|\\triangleq|\\coloneqq|\\equiv|\\stackrel\{\\mathrm\{def\}\}\{=\}")
+EQUATION_REFERENCE = re.compile(r"\b(?:Eqs?\.|Eqn\.|Equations?)\s*~?\(?\s*(\?\?|[A-Z]?\.?\d+[a-z]?)\s*\)?")
+ELSEWHERE = re.compile(r"^\s*(?:of|in|from)\s+(?:\[|[A-Z][a-z]+\s+et\s+al)")
+
+
+@dataclass(slots=True)
+class Reading:
+    """What the finders share: the paper, its method sentences, and its stated values by name."""
+
+    spec: PaperSpec
+    sentences: list[Sentence]
+    stated: dict[str, list[Hyperparameter]]
+
+    @classmethod
+    def of(cls, spec: PaperSpec) -> Reading:
+        skipped = {s.id for s in spec.sections if NON_METHOD_SECTION.search(s.title)}
+        sentences = [
+            sentence
+            for paragraph in spec.paragraphs
+            if paragraph.section_id not in skipped
+            for sentence in sentences_of(paragraph)
+        ]
+        stated: dict[str, list[Hyperparameter]] = {}
+        for hyperparameter in spec.hyperparameters:
+            stated.setdefault(hyperparameter.normalized_name, []).append(hyperparameter)
+        return cls(spec, sentences, stated)
+
+
+def _gap(**fields) -> Gap:
+    return Gap(type=TYPE_OF_CATEGORY[fields["category"]], **fields)
+
+
+def _sentence_evidence(sentence: Sentence, start: int | None = None, end: int | None = None) -> Evidence:
+    return Evidence(quote=" ".join(sentence.text.split()), location=sentence.location(start, end))
+
+
+# -- ambiguous wording ------------------------------------------------------------------------------
+
+
+def ambiguous_wording(reading: Reading) -> Iterator[Gap]:
+    seen: set[tuple[str, str]] = set()
+    for sentence in reading.sentences:
+        plain = sentence.plain.text
+        for wording in ambiguous_wordings():
+            match = wording.pattern.search(plain)
+            if match is None or (wording.unless is not None and wording.unless.search(plain)):
+                continue
+            if wording.context is not None and not wording.context.search(plain):
+                continue
+            key = (wording.id, " ".join(match.group().lower().split()))
+            if key in seen:  # the same words again add no new question
+                continue
+            seen.add(key)
+            settled = wording.settled_by_formula and any("=" in plain[a:b] for a, b in sentence.plain.math)
+            words = " ".join(match.group().split())
+            yield _gap(
+                id=f"ambiguous-wording:{wording.id}:{len(seen)}",
+                kind="ambiguous-wording",
+                category=wording.category,
+                title=wording.title.format(match=words),
+                detail=(
+                    "A formula in the same sentence fixes its form; what it applies to is still open."
+                    if settled
+                    else "The wording admits several implementations that give different results."
+                ),
+                blocking=wording.blocking and not settled,
+                evidence=[_sentence_evidence(sentence, match.start(), match.end())],
+                question=wording.question.format(match=words),
+                readings=list(wording.readings),
+                conventions=list(wording.conventions),
+            )
+
+
+# -- unstated settings ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _UsedComponent:
+    name: str
+    kind: str
+    evidence: Evidence
+    value_nearby: bool  # some mention of it has a number or a stated value next to it
+
+
+def used_components(reading: Reading) -> list[_UsedComponent]:
+    """Components the paper itself uses, each with the first sentence that shows it."""
+    used: dict[str, _UsedComponent] = {}
+    table_values = {str(h.value) for h in reading.spec.hyperparameters if h.source == "table" and isinstance(h.value, str)}
+    discussion = {s.id for s in reading.spec.sections if DISCUSSION_SECTION.search(s.title)}
+    stated_in = {h.text for h in reading.spec.hyperparameters}
+    for component in reading.spec.components:
+        if component.section_id in discussion:
+            continue
+        after = component.text.split(component.mention, 1)[-1]
+        value_nearby = bool(component.attributes) or component.text in stated_in or bool(VALUE_AFTER_MENTION.search(after))
+        if component.name in used:
+            used[component.name].value_nearby |= value_nearby
+            continue
+        in_settings_table = component.name in table_values or component.mention in table_values
+        if component.attributes or in_settings_table or USAGE.search(component.text):
+            quote = " ".join(component.text.split())
+            evidence = Evidence(quote=quote, location=component.location)
+            used[component.name] = _UsedComponent(component.name, component.kind, evidence, value_nearby)
+    return list(used.values())
+
+
+def _status(reading: Reading, component: str, requirement: Requirement, used: list[_UsedComponent]) -> SettingStatus:
+    found = [h for name in requirement.stated_by for h in reading.stated.get(name, [])]
+    by_component = [u for u in used if u.kind in requirement.stated_by_components]
+    by_text = []
+    if requirement.stated_by_text is not None:
+        by_text = [(s, m) for s in reading.sentences if (m := requirement.stated_by_text.search(s.plain.text))][:3]
+    return SettingStatus(
+        component=component,
+        setting=requirement.setting,
+        stated=bool(found or by_component or by_text),
+        values=[h.value for h in found] + [u.name for u in by_component] + [" ".join(m.group().split()) for _, m in by_text],
+        evidence=[Evidence(quote=h.text, location=h.location) for h in found]
+        + [u.evidence for u in by_component]
+        + [_sentence_evidence(s, m.start(), m.end()) for s, m in by_text],
+    )
+
+
+def setting_statuses(reading: Reading) -> list[tuple[SettingStatus, Requirement, Evidence]]:
+    """Every setting the paper's components and training need, stated or not, with what asks for it."""
+    knowledge = requirements()
+    used = used_components(reading)
+    out: list[tuple[SettingStatus, Requirement, Evidence]] = []
+    for component in used:
+        if component.kind not in REQUIREMENT_KINDS:
+            continue
+        needed = knowledge.by_component.get(f"kind:{component.kind}", ()) + knowledge.by_component.get(component.name, ())
+        for requirement in needed:
+            status = _status(reading, component.name, requirement, used)
+            if not status.stated and len(needed) == 1 and component.value_nearby:
+                continue  # its one setting is probably the number beside it: not sure enough to ask
+            out.append((status, requirement, component.evidence))
+    training = _training_evidence(reading, used)
+    if training is not None:
+        for requirement in knowledge.training:
+            out.append((_status(reading, "training", requirement, used), requirement, training))
+    return _unique(out)
+
+
+def _unique(statuses: list[tuple[SettingStatus, Requirement, Evidence]]) -> list[tuple[SettingStatus, Requirement, Evidence]]:
+    """One status per setting: weight decay asked by AdamW and by `Weight decay` is one question."""
+    seen: set[str] = set()
+    out = []
+    for status, requirement, evidence in statuses:
+        if status.setting not in seen:
+            seen.add(status.setting)
+            out.append((status, requirement, evidence))
+    return out
+
+
+def _training_evidence(reading: Reading, used: list[_UsedComponent]) -> Evidence | None:
+    optimizer = next((u for u in used if u.kind == "optimizer"), None)
+    if optimizer is not None:
+        return optimizer.evidence
+    for sentence in reading.sentences:
+        match = TRAINING.search(sentence.plain.text)
+        if match:
+            return _sentence_evidence(sentence, match.start(), match.end())
+    return None
+
+
+def unstated_settings(reading: Reading, statuses: list[tuple[SettingStatus, Requirement, Evidence]]) -> Iterator[Gap]:
+    for status, requirement, evidence in statuses:
+        if status.stated:
+            continue
+        subject = "The training" if status.component == "training" else f"The paper uses {status.component}, but"
+        yield _gap(
+            id=f"unstated-setting:{status.component}:{status.setting}",
+            kind="unstated-setting",
+            category=requirement.category,
+            title=f"{requirement.label} not stated" + ("" if status.component == "training" else f" ({status.component})"),
+            detail=f"{subject} {'is described, but its ' if status.component == 'training' else 'its '}{requirement.label} is not stated anywhere in the paper.",
+            blocking=requirement.blocking,
+            evidence=[evidence],
+            question=(
+                f"What {requirement.label} did you use"
+                + ("" if status.component == "training" else f" with {status.component}")
+                + f"? The paper names it ({evidence.location.short()}) but gives no value."
+            ),
+            conventions=list(requirement.conventions),
+            setting=status.setting,
+            component=None if status.component == "training" else status.component,
+        )
+
+
+# -- symbols ----------------------------------------------------------------------------------------
+
+
+def _defines(latex: str, symbol_latex: str) -> bool:
+    """The equation defines the symbol: it stands on the left of `=`/`:=`/`\\triangleq`, or is drawn (`\\sim`)."""
+    if re.search(re.escape(symbol_latex) + r"\s*\\sim\b", latex):
+        return True
+    left = DEFINING_SIGN.split(latex, maxsplit=1)[0]
+    return len(left) < len(latex) and len(left) <= 60 and symbol_latex in left
+
+
+def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
+    equations = {e.id: e for e in reading.spec.equations}
+    appendix = {s.id for s in reading.spec.sections if s.appendix}
+    prose = " ".join(sentence.plain.text for sentence in reading.sentences)
+    defined_bases = {info.symbol[:1] for info in reading.spec.symbols if info.definition or info.value_given}
+    for info in reading.spec.symbols:
+        base = info.symbol[:1]
+        if not ("\u0370" <= base <= "\u03ff") or base in NOT_A_SETTING or info.value_given:
+            continue
+        used_in = [equations[i] for i in info.equations if i in equations]
+        main_text = [e for e in used_in if e.section_id not in appendix]
+        if not main_text:
+            continue  # notation local to an appendix proof
+        if info.latex and any(_defines(e.latex or "", info.latex) for e in used_in):
+            continue
+        first = main_text[0]
+        where = f"Eq. ({first.number})" if first.number else f"the equation at {first.location.short()}"
+        equation_evidence = Evidence(quote=first.latex or first.text, location=first.location)
+        if info.definition is None:
+            # Silence unless the prose never names it: a mention the definition finder could not
+            # read as a definition may well be one (and λ_q is explained where λ is).
+            if base in prose or base in defined_bases:
+                continue
+            yield _gap(
+                id=f"undefined-symbol:{info.symbol}",
+                kind="undefined-symbol",
+                category="Ambiguous Definition",
+                title=f"{info.symbol} in {where} is never defined",
+                detail=f"{info.symbol} is used in {len(info.equations)} equation(s) but the text neither defines it nor gives its value.",
+                blocking=True,
+                evidence=[equation_evidence],
+                question=f"What is {info.symbol} in {where}, and what value (or how is it computed) did you use?",
+                component=None,
+            )
+        elif SETTING_WORDS.search(info.definition.text) and not LEARNED.search(info.definition.text):
+            yield _gap(
+                id=f"unstated-value:{info.symbol}",
+                kind="unstated-value",
+                category="Missing Configuration Protocol",
+                title=f"value of {info.symbol} not stated",
+                detail=f"{info.symbol} is defined as a setting of the method, but no value is given.",
+                blocking=True,
+                evidence=[Evidence(quote=info.definition.text, location=info.definition.location), equation_evidence],
+                question=f"Which value of {info.symbol} did you use ({where})?",
+            )
+
+
+# -- inconsistencies --------------------------------------------------------------------------------
+
+
+def _context(reading: Reading, hyperparameter: Hyperparameter) -> dict[str, frozenset[str]]:
+    """The datasets and models named where a value is stated, by kind."""
+    text = hyperparameter.text
+    if hyperparameter.source == "table":
+        table = next((t for t in reading.spec.tables if hyperparameter.location in t.row_locations), None)
+        text = f"{text} {table.caption}" if table is not None else text
+    return {
+        kind: frozenset(c.name for c in reading.spec.components if c.kind == kind and c.mention in text)
+        for kind in ("dataset", "architecture")
+    }
+
+
+def _comparable(reading: Reading, one: Hyperparameter, other: Hyperparameter) -> bool:
+    """Whether two statements speak of the same run: in one section with no dataset or model that
+    tells them apart, or in two sections that name the same dataset. Elsewhere papers state
+    settings per experiment, and two values are variants, not a contradiction."""
+    first, second = _context(reading, one), _context(reading, other)
+    if any(first[kind] and second[kind] and first[kind] != second[kind] for kind in first):
+        return False
+    # Two sentences, one naming a dataset the other does not, may well speak of two experiments;
+    # a table's caption seldom names the model, so a table row only has to not contradict.
+    if one.source == other.source == "text" and first != second:
+        return False
+    if one.section_id == other.section_id:
+        return one.source != other.source or not _same_paragraph(reading, one, other)
+    return bool(first["dataset"]) and first["dataset"] == second["dataset"]
+
+
+def _same_paragraph(reading: Reading, one: Hyperparameter, other: Hyperparameter) -> bool:
+    for paragraph in reading.spec.paragraphs:
+        if one.text in paragraph.text and other.text in paragraph.text:
+            return True
+    return False
+
+
+def conflicting_values(reading: Reading) -> Iterator[Gap]:
+    for name, values in reading.stated.items():
+        numeric = [h for h in values if isinstance(h.value, float) and "[" not in h.name]
+        distinct = {h.value for h in numeric}
+        # Two values can be a contradiction; more are per-model or per-dataset variants.
+        if len(distinct) != 2 or len({h.unit for h in numeric}) > 1:
+            continue
+        first_value = numeric[0].value
+        one = numeric[0]
+        other = next(h for h in numeric if h.value != first_value)
+        if one.text == other.text or not _comparable(reading, one, other):
+            continue
+        shown = lambda h: f"{h.value:g}" + (f" {h.unit}" if h.unit else "")  # noqa: E731
+        yield _gap(
+            id=f"conflicting-values:{name}",
+            kind="conflicting-values",
+            category="Conflicting Model Design",
+            title=f"{name.replace('_', ' ')}: {shown(one)} here, {shown(other)} there",
+            detail="The paper states this setting twice with different values and says nothing that tells the two apart.",
+            blocking=True,
+            evidence=[Evidence(quote=one.text, location=one.location), Evidence(quote=other.text, location=other.location)],
+            question=(
+                f"The paper gives {name.replace('_', ' ')} = {shown(one)} ({one.location.short()}) and "
+                f"{shown(other)} ({other.location.short()}). Which one was used for the reported results?"
+            ),
+            readings=[shown(one), shown(other)],
+            setting=name,
+        )
+
+
+def dangling_references(reading: Reading) -> Iterator[Gap]:
+    numbers = {e.number for e in reading.spec.equations if e.number}
+    largest = max((int(n) for n in numbers if n.isdigit()), default=0)
+    # LaTeX numbers its equations exactly; a PDF's or a converted Markdown's numbers are read off the
+    # page and may be missed, so there only a number past the last one found is surely dangling.
+    numbering_is_exact = reading.spec.source_format == "latex"
+    seen: set[str] = set()
+    for sentence in reading.sentences:
+        for match in EQUATION_REFERENCE.finditer(sentence.text):
+            number = match.group(1)
+            if number in numbers or number in seen or ELSEWHERE.match(sentence.text[match.end() :]):
+                continue
+            if not numbering_is_exact and not (number.isdigit() and largest and int(number) > largest):
+                continue
+            seen.add(number)
+            shown = "an unresolved reference" if number == "??" else f"Eq. ({number})"
+            yield _gap(
+                id=f"dangling-reference:{number}",
+                kind="dangling-reference",
+                category="Conflicting Formal Definition",
+                title=f"the text cites {shown}, which the paper does not contain",
+                detail="The procedure points at an equation that is not in the paper (a stale number or a broken label).",
+                blocking=True,
+                evidence=[Evidence(quote=" ".join(sentence.text.split()), location=sentence.location())],
+                question=f"The text refers to {shown} ({sentence.location().short()}); which equation is meant?",
+            )

@@ -1,0 +1,94 @@
+"""The readiness vocabularies (requirements.yaml, ambiguities.yaml), loaded once."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from ...schemas import Convention
+
+KNOWLEDGE = Path(__file__).resolve().parents[1] / "knowledge"
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    setting: str
+    stated_by: tuple[str, ...]
+    stated_by_components: tuple[str, ...]
+    stated_by_text: re.Pattern[str] | None  # words that state it where no number is extracted
+    label: str
+    blocking: bool
+    category: str
+    conventions: tuple[Convention, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AmbiguousWording:
+    id: str
+    pattern: re.Pattern[str]
+    category: str
+    blocking: bool
+    title: str
+    question: str
+    readings: tuple[str, ...]
+    conventions: tuple[Convention, ...]
+    unless: re.Pattern[str] | None
+    context: re.Pattern[str] | None
+    settled_by_formula: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Requirements:
+    by_component: dict[str, tuple[Requirement, ...]]  # canonical name, or "kind:<kind>"
+    training: tuple[Requirement, ...]
+
+
+def _conventions(raw: list[dict] | None) -> tuple[Convention, ...]:
+    return tuple(Convention.model_validate(c) for c in raw or [])
+
+
+def _requirement(raw: dict) -> Requirement:
+    return Requirement(
+        setting=raw["setting"],
+        stated_by=tuple(raw.get("stated_by", [])),
+        stated_by_components=tuple(raw.get("stated_by_components", [])),
+        stated_by_text=re.compile(raw["stated_by_text"], re.IGNORECASE) if raw.get("stated_by_text") else None,
+        label=raw["label"],
+        blocking=bool(raw["blocking"]),
+        category=raw["category"],
+        conventions=_conventions(raw.get("conventions")),
+    )
+
+
+@functools.cache
+def requirements() -> Requirements:
+    raw = yaml.safe_load((KNOWLEDGE / "requirements.yaml").read_text(encoding="utf-8"))
+    return Requirements(
+        by_component={name: tuple(_requirement(r) for r in items) for name, items in raw["components"].items()},
+        training=tuple(_requirement(r) for r in raw["training"]),
+    )
+
+
+@functools.cache
+def ambiguous_wordings() -> tuple[AmbiguousWording, ...]:
+    raw = yaml.safe_load((KNOWLEDGE / "ambiguities.yaml").read_text(encoding="utf-8"))
+    return tuple(
+        AmbiguousWording(
+            id=entry["id"],
+            pattern=re.compile(entry["pattern"], re.IGNORECASE),
+            category=entry["category"],
+            blocking=bool(entry["blocking"]),
+            title=entry["title"],
+            question=entry["question"],
+            readings=tuple(entry.get("readings", [])),
+            conventions=_conventions(entry.get("conventions")),
+            unless=re.compile(entry["unless"], re.IGNORECASE) if entry.get("unless") else None,
+            context=re.compile(entry["context"], re.IGNORECASE) if entry.get("context") else None,
+            settled_by_formula=bool(entry.get("settled_by_formula", False)),
+        )
+        for entry in raw
+    )
