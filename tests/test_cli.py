@@ -106,3 +106,57 @@ def test_bad_input_gives_one_clear_message_and_a_nonzero_exit(tmp_path, case):
 def test_unknown_format_is_a_usage_error():
     result = run("index", str(EXAMPLE_PAPER), "--format", "yaml")
     assert result.returncode == 2 and "invalid choice" in result.stderr
+
+
+def test_gaps_json_is_the_readiness_report():
+    from paperlens.schemas import ReadinessReport
+
+    result = run("gaps", str(EXAMPLE_PAPER), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    report = ReadinessReport.model_validate_json(result.stdout)
+    assert report.gaps[0].id == "conflicting-values:batch_size"
+
+
+def test_gaps_sarif_for_latex_has_regions_in_rank_order():
+    result = run("gaps", str(EXAMPLE_PAPER), "--format", "sarif")
+    assert result.returncode == 0, result.stderr
+    log = json.loads(result.stdout)
+    assert log["version"] == "2.1.0"
+    [sarif_run] = log["runs"]
+    assert sarif_run["tool"]["driver"]["rules"][0]["id"] == "paperlens.paper-gap"
+    results = sarif_run["results"]
+    assert [r["properties"]["rank"] for r in results] == list(range(1, len(results) + 1))
+    first = results[0]
+    assert first["ruleId"] == "paperlens.paper-gap" and first["level"] == "error"
+    assert first["properties"]["type"] == "Inconsistency" and first["properties"]["blocking"] is True
+    assert first["properties"]["question"].endswith("?")
+    location = first["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "sections/experiments.tex"
+    assert location["region"]["startLine"] == 8
+    assert sarif_run["originalUriBaseIds"]["PAPERROOT"]["uri"].startswith("file://")
+
+
+def test_gaps_sarif_for_pdf_puts_page_and_box_in_properties():
+    result = run("gaps", str(EXAMPLE_PAPER / "paper.pdf"), "--format", "sarif")
+    first = json.loads(result.stdout)["runs"][0]["results"][0]
+    assert "region" not in first["locations"][0]["physicalLocation"]
+    assert first["properties"]["page"] == 2 and len(first["properties"]["bbox"]) == 4
+
+
+def test_gaps_markdown_is_a_report_to_send():
+    result = run("gaps", str(EXAMPLE_PAPER), "--format", "markdown")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert text.startswith("# Readiness report: Tempered Label Mixing")
+    assert "**Verdict: not ready**" in text
+    blocking, routine = text.split("## Blocking gaps")[1].split("## Routine gaps")
+    assert blocking.strip().startswith("1. **The paper gives batch size = 128")
+    assert "Convention, not the paper's answer" in routine
+    assert "| AdamW | betas | **no** | — |" in text
+
+
+def test_gaps_on_a_broken_paper_is_one_clear_error(tmp_path):
+    broken = tmp_path / "broken.pdf"
+    broken.write_text("not a pdf")
+    result = run("gaps", str(broken))
+    assert result.returncode == 1 and "not a PDF" in result.stderr and "Traceback" not in result.stderr

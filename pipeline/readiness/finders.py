@@ -92,7 +92,9 @@ def ambiguous_wording(reading: Reading) -> Iterator[Gap]:
             if key in seen:  # the same words again add no new question
                 continue
             seen.add(key)
-            settled = wording.settled_by_formula and any("=" in plain[a:b] for a, b in sentence.plain.math)
+            # A PDF set in text fonts has no `$...$`: there an `=` after the words is the formula.
+            formula_spans = sentence.plain.math or [(match.end(), len(plain))]
+            settled = wording.settled_by_formula and any("=" in plain[a:b] for a, b in formula_spans)
             words = " ".join(match.group().split())
             yield _gap(
                 id=f"ambiguous-wording:{wording.id}:{len(seen)}",
@@ -219,9 +221,12 @@ def unstated_settings(reading: Reading, statuses: list[tuple[SettingStatus, Requ
             blocking=requirement.blocking,
             evidence=[evidence],
             question=(
-                f"What {requirement.label} did you use"
-                + ("" if status.component == "training" else f" with {status.component}")
-                + f"? The paper names it ({evidence.location.short()}) but gives no value."
+                (
+                    f"The training is described ({evidence.location.short()}) without its {requirement.label}: "
+                    if status.component == "training"
+                    else f"The paper uses {status.component} ({evidence.location.short()}) without stating its {requirement.label}: "
+                )
+                + f"what {requirement.label} did you use?"
             ),
             conventions=list(requirement.conventions),
             setting=status.setting,

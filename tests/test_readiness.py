@@ -1,0 +1,192 @@
+"""Readiness: the gaps that must be found, with their evidence, and the stated settings that must not be."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from paperlens.pipeline.ingest import read_paper
+from paperlens.pipeline.readiness import assess
+from paperlens.schemas import Gap, ReadinessReport
+
+from .conftest import EXAMPLE_PAPER, LATEX_PAPERS, PDF_PAPERS
+
+
+def _gap(report: ReadinessReport, gap_id: str) -> Gap:
+    found = [g for g in report.gaps if g.id == gap_id]
+    assert found, f"{gap_id} not among {[g.id for g in report.gaps]}"
+    return found[0]
+
+
+def _settings_reported(report: ReadinessReport) -> set[str]:
+    return {g.setting for g in report.gaps if g.kind == "unstated-setting"}
+
+
+def _paper(tmp_path: Path, body: str) -> ReadinessReport:
+    (tmp_path / "main.tex").write_text("\\documentclass{article}\\begin{document}\n" + body + "\n\\end{document}\n")
+    return assess(read_paper(tmp_path / "main.tex", use_cache=False))
+
+
+# -- the example paper: its README lists the deliberate gaps --------------------------------------
+
+
+@pytest.fixture(scope="module", params=["main.tex", "paper.pdf"])
+def example(request) -> ReadinessReport:
+    return assess(read_paper(EXAMPLE_PAPER / request.param))
+
+
+def test_example_conflicting_batch_size_cites_both_statements(example):
+    conflict = _gap(example, "conflicting-values:batch_size")
+    assert conflict.blocking and conflict.type == "Inconsistency"
+    quotes = [e.quote for e in conflict.evidence]
+    assert any("batch size of 128" in q for q in quotes) and any("256" in q and "Batch size" in q for q in quotes)
+    assert conflict.rank == 1
+
+
+def test_example_undefined_rho_points_at_equation_4(example):
+    rho = _gap(example, "undefined-symbol:ρ")
+    assert rho.blocking and rho.category == "Ambiguous Definition"
+    assert "Eq. (4)" in rho.question
+
+
+def test_example_ambiguous_wording_with_readings(example):
+    augmentation = next(g for g in example.gaps if g.kind == "ambiguous-wording" and "standard augmentation" in g.title)
+    assert augmentation.blocking and augmentation.readings and augmentation.conventions
+    assert all(c.answer for c in augmentation.conventions)
+    normalize = next(g for g in example.gaps if g.kind == "ambiguous-wording" and "normalize the features" in g.title)
+    assert not normalize.blocking  # the formula in the same sentence fixes the form
+
+
+def test_example_routine_adamw_defaults_and_stated_settings_stay_quiet(example):
+    reported = _settings_reported(example)
+    assert {"betas", "epsilon"} <= reported
+    assert not {"learning_rate", "weight_decay", "batch_size", "dropout", "label_smoothing", "num_runs"} & reported
+    betas = _gap(example, "unstated-setting:AdamW:betas")
+    assert not betas.blocking and betas.conventions[0].answer == "β1 = 0.9, β2 = 0.999"
+    symbols = {g.id for g in example.gaps if g.kind in ("undefined-symbol", "unstated-value")}
+    assert not symbols & {"undefined-symbol:λ", "undefined-symbol:τ", "undefined-symbol:α", "unstated-value:λ"}
+
+
+def test_example_ranking_puts_blocking_gaps_first(example):
+    assert [g.rank for g in example.gaps] == list(range(1, len(example.gaps) + 1))
+    flags = [g.blocking for g in example.gaps]
+    assert flags == sorted(flags, reverse=True)
+    assert example.verdict == "not ready"
+
+
+def test_example_setting_statuses_carry_evidence(example):
+    statuses = {(s.component, s.setting): s for s in example.settings}
+    learning_rate = statuses[("AdamW", "learning_rate")]
+    assert learning_rate.stated and 3e-4 in learning_rate.values and learning_rate.evidence
+    assert not statuses[("AdamW", "betas")].stated
+    runs = statuses[("training", "num_runs")]
+    assert runs.stated and "three seeds" in runs.values
+
+
+# -- rules on small papers -------------------------------------------------------------------------
+
+
+def test_values_for_different_datasets_do_not_conflict(tmp_path):
+    report = _paper(
+        tmp_path,
+        "\\section{Setup}\nOn CIFAR-10 we use a batch size of 128.\n\nOn ImageNet we use a batch size of 1024.\n",
+    )
+    assert not [g for g in report.gaps if g.kind == "conflicting-values"]
+
+
+def test_two_values_for_the_same_run_conflict(tmp_path):
+    report = _paper(
+        tmp_path,
+        "\\section{Setup}\nWe train on CIFAR-10 with a batch size of 128 using SGD.\n\n"
+        "All CIFAR-10 runs use a batch size of 64.\n",
+    )
+    conflict = _gap(report, "conflicting-values:batch_size")
+    assert [e.location.line for e in conflict.evidence] == [2, 4]
+
+
+def test_dangling_and_external_equation_references(tmp_path):
+    report = _paper(
+        tmp_path,
+        "\\section{Method}\n\\begin{equation}a=b\\label{eq:a}\\end{equation}\n"
+        "Eq.~\\eqref{eq:a} holds. Eq. (7) gives the update. Eq. 3 of [12] is different. See Eq.~\\eqref{eq:gone}.\n",
+    )
+    dangling = {g.id for g in report.gaps if g.kind == "dangling-reference"}
+    assert dangling == {"dangling-reference:7", "dangling-reference:??"}
+
+
+def test_a_stated_small_constant_is_not_a_gap(tmp_path):
+    report = _paper(tmp_path, "\\section{Method}\nWe add a small constant $\\epsilon = 10^{-6}$ to the norm.\n")
+    assert not [g for g in report.gaps if "small" in g.title]
+
+
+def test_components_discussed_as_related_work_ask_nothing(tmp_path):
+    report = _paper(
+        tmp_path,
+        "\\section{Related Work}\nWe use ideas from papers that train with SGD and dropout.\n"
+        "\\section{Method}\nOur model is a linear map.\n",
+    )
+    assert not [g for g in report.gaps if g.component in ("SGD", "Dropout")]
+
+
+def test_undefined_symbol_is_silent_once_the_text_names_it(tmp_path):
+    equation = "\\begin{equation}L = A + \\gamma B\\end{equation}\n"
+    silent = _paper(tmp_path, "\\section{Method}\n" + equation + "Here $\\gamma$ trades the two terms off against each other and is 0.3.\n")
+    assert not [g for g in silent.gaps if g.kind in ("undefined-symbol", "unstated-value")]
+    (tmp_path / "b").mkdir()
+    loud = _paper(tmp_path / "b", "\\section{Method}\n" + equation + "We minimise L.\n")
+    assert _gap(loud, "undefined-symbol:γ").evidence[0].location.line == 2
+
+
+# -- real papers: named gaps, named non-gaps, a short list ----------------------------------------
+
+
+def _real(name: str) -> ReadinessReport:
+    return assess(read_paper(LATEX_PAPERS / name / "paper2code_paper.tex"))
+
+
+def test_repa_e_undefined_eta_and_unstated_adamw_weight_decay():
+    report = _real("REPA-E")
+    eta = _gap(report, "undefined-symbol:η")
+    assert "\\eta" in eta.evidence[0].quote
+    weight_decay = _gap(report, "unstated-setting:AdamW:weight_decay")
+    assert weight_decay.blocking and "AdamW" in weight_decay.evidence[0].quote
+    assert "learning_rate" not in _settings_reported(report)  # "a constant learning rate of 1e-4"
+
+
+def test_tabdiff_states_no_learning_rate_for_adam():
+    report = _real("TabDiff")
+    gap = _gap(report, "unstated-setting:Adam:learning_rate")
+    assert "Adam optimizer" in gap.evidence[0].quote
+    assert "training_length" not in _settings_reported(report)  # "8000 epochs"
+
+
+def test_advantage_alignment_clip_epsilon_is_undefined():
+    gap = _gap(_real("advantage-alignment"), "undefined-symbol:ε")
+    assert "\\text{clip}" in gap.evidence[0].quote
+
+
+def test_diff_transformer_states_its_training_settings():
+    report = _real("Diff-Transformer")
+    assert not {"learning_rate", "batch_size", "training_length", "betas", "weight_decay"} & _settings_reported(report)
+    assert not [g for g in report.gaps if g.blocking]
+
+
+def test_label_smoothing_report_states_optimizer_settings():
+    report = assess(read_paper(PDF_PAPERS / "label-smoothing-report" / "article.tex"))
+    statuses = {(s.component, s.setting): s for s in report.settings}
+    assert statuses[("SGD", "momentum")].stated and statuses[("training", "batch_size")].stated
+
+
+EVERY_PAPER = sorted(p.parent for p in LATEX_PAPERS.glob("*/paper2code_paper.*")) + sorted(PDF_PAPERS.glob("*/*.pdf"))
+
+
+@pytest.mark.parametrize("paper", EVERY_PAPER, ids=lambda p: p.name)
+def test_real_papers_give_short_located_ranked_lists(paper):
+    report = assess(read_paper(paper))
+    assert sum(g.blocking for g in report.gaps) <= 6
+    assert len(report.gaps) <= 12
+    for gap in report.gaps:
+        assert gap.evidence and gap.question.endswith("?")
+        location = gap.evidence[0].location
+        assert location.line is not None or location.page is not None
