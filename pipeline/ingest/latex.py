@@ -8,6 +8,7 @@ column.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,6 +81,7 @@ ALGORITHM_STEP_WORDS = {
 }  # fmt: skip
 _STEP_ARGS = {name: words.count("{}") for name, words in ALGORITHM_STEP_WORDS.items()}
 APPENDIX_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+APPENDIX_TITLE = re.compile(r"(?:supplementary\s+material|appendi(?:x|ces))\b", re.I)
 # Papers redefine these for looks (e.g. \paragraph as a bold run-in); the reader keeps their meaning.
 STRUCTURAL_COMMANDS = {*SECTION_LEVELS, "begin", "end", "label", "caption", "input", "include", "item", "footnote", "appendix", "ref", "eqref", "cite"}
 
@@ -158,7 +160,8 @@ class LatexReader:
         self.labels: dict[str, tuple[str, str | None]] = {}  # label → (kind, number)
         self.title: str | None = None
         self.section_counters = [0, 0, 0, 0]
-        self.appendix = False
+        self.appendix = False  # after \appendix: sections are lettered
+        self.appendix_part = False  # after a `\section*{Appendix}` heading
         self.equation_counter = 0
         self.equation_within_section = False
         self.equation_format: list[Token] | None = None  # \renewcommand{\theequation}{...}
@@ -552,11 +555,14 @@ class LatexReader:
             if level == 1 and self.equation_within_section:
                 self.equation_counter = 0
         title = self._render(title_tokens)
+        if star and level == 1 and APPENDIX_TITLE.match(title):
+            # `\section*{Appendix}` without `\appendix`: the numbers stay arabic, the part is still an appendix.
+            self.appendix_part = True
         section_id = f"sec-{number}" if number else f"sec-{slug(title)}"
         if any(s.id == section_id for s in self.sections):
             section_id = f"{section_id}-{len(self.sections)}"
         end = title_tokens[-1].pos + len(title_tokens[-1].text) + 1 if title_tokens else token.pos + len(token.text)
-        section = Section(id=section_id, number=number, title=title, level=level, appendix=self.appendix, location=self._location(token.pos, end))
+        section = Section(id=section_id, number=number, title=title, level=level, appendix=self.appendix or self.appendix_part, location=self._location(token.pos, end))
         self.sections.append(section)
         self.section_id = section_id
         self.last_labelable = section

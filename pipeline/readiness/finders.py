@@ -21,7 +21,8 @@ NON_METHOD_SECTION = re.compile(r"references|bibliography|acknowledg|checklist|b
 USAGE = re.compile(
     r"\b(?:we|our)\b[^.;]{0,100}?\b(?:use[sd]?|using|adopt(?:s|ed)?|employ(?:s|ed)?|appl(?:y|ies|ied)|train(?:s|ed)?|"
     r"optimi[sz]e[sd]?|fine-?tune[sd]?|set|choose|chose|replace[sd]?|add(?:s|ed)?|insert(?:s|ed)?)\b"
-    r"|\b(?:is|are|was|were)\s+(?:trained|optimi[sz]ed|fine-?tuned)\s+(?:with|using|by)\b",
+    r"|\b(?:is|are|was|were)\s+(?:trained|optimi[sz]ed|fine-?tuned)\b[^.;]{0,80}?\b(?:with|using|by)\b"
+    r"|\b(?:is|are|was|were)\s+(?:set|fixed)\s+to\b",
     re.I,
 )
 # A number right after a component's name is most likely its setting ("drop path with a
@@ -31,6 +32,7 @@ VALUE_AFTER_MENTION = re.compile(r"^[^.;]{0,40}?\d")
 DISCUSSION_SECTION = re.compile(r"related work|background|prior work|literature|preliminar", re.I)
 TRAINING = re.compile(
     r"\bwe\s+(?:pre-?)?train|\bour\s+models?\s+(?:is|are)\s+trained|\bwe\s+(?:optimi[sz]e|fine-?tune)\b"
+    r"|\b(?:models?|networks?)\s+(?:is|are|was|were)\s+trained\s+(?:for|with|using)\b"
     r"|\btraining\s+(?:details|setup|settings|hyper-?parameters)\b",
     re.I,
 )
@@ -250,6 +252,7 @@ def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
     appendix = {s.id for s in reading.spec.sections if s.appendix}
     prose = " ".join(sentence.plain.text for sentence in reading.sentences)
     defined_bases = {info.symbol[:1] for info in reading.spec.symbols if info.definition or info.value_given}
+    asked_bases: set[str] = set()  # β_t and β_{t'} are one question
     for info in reading.spec.symbols:
         base = info.symbol[:1]
         if not ("\u0370" <= base <= "\u03ff") or base in NOT_A_SETTING or info.value_given:
@@ -266,8 +269,9 @@ def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
         if info.definition is None:
             # Silence unless the prose never names it: a mention the definition finder could not
             # read as a definition may well be one (and λ_q is explained where λ is).
-            if base in prose or base in defined_bases:
+            if base in prose or base in defined_bases or base in asked_bases:
                 continue
+            asked_bases.add(base)
             yield _gap(
                 id=f"undefined-symbol:{info.symbol}",
                 kind="undefined-symbol",
@@ -323,11 +327,24 @@ def _comparable(reading: Reading, one: Hyperparameter, other: Hyperparameter) ->
     return bool(first["dataset"]) and first["dataset"] == second["dataset"]
 
 
+def _paragraph_index(reading: Reading, hyperparameter: Hyperparameter) -> int | None:
+    """The paragraph a statement stands in, by location (text alone can repeat across paragraphs)."""
+    where = hyperparameter.location
+    for i, paragraph in enumerate(reading.spec.paragraphs):
+        around = paragraph.location
+        if around.file != where.file:
+            continue
+        if where.page is not None:
+            if around.page == where.page and around.bbox == where.bbox:
+                return i
+        elif around.line is not None and where.line is not None and around.line <= where.line <= (around.end_line or around.line):
+            return i
+    return None
+
+
 def _same_paragraph(reading: Reading, one: Hyperparameter, other: Hyperparameter) -> bool:
-    for paragraph in reading.spec.paragraphs:
-        if one.text in paragraph.text and other.text in paragraph.text:
-            return True
-    return False
+    index = _paragraph_index(reading, one)
+    return index is not None and index == _paragraph_index(reading, other)
 
 
 def conflicting_values(reading: Reading) -> Iterator[Gap]:

@@ -22,6 +22,7 @@ from ...schemas import (
     PaperSpec,
     Paragraph,
 )
+from ...schemas.llm import MAX_GAP_CANDIDATES
 from ..ingest.positions import span_location
 from ..llm import LLMClient
 
@@ -30,7 +31,6 @@ log = logging.getLogger(__name__)
 PURPOSE = "gap-candidates"
 TEXT_BUDGET_CHARS = 12_000
 MAX_KNOWN_TITLES = 40
-MAX_CANDIDATES = 8
 # Shorter quotes ("the", "$m$") match almost anywhere and so locate nothing.
 MIN_QUOTE_CHARS = 12
 
@@ -67,7 +67,7 @@ text alone. Report only gaps that are not in the list of gaps already found. For
   paper disagree about the loss, the architecture, or a formula or definition);
 - title: one line; detail: why an implementer is stuck; question: a question for the authors;
 - readings: the interpretations an implementer would choose between.
-Report at most {MAX_CANDIDATES} gaps, the most consequential first, and none if there are none."""
+Report at most {MAX_GAP_CANDIDATES} gaps, the most consequential first, and none if there are none."""
 
 
 def propose_gaps(spec: PaperSpec, known: list[Gap], client: LLMClient) -> list[Gap]:
@@ -82,7 +82,7 @@ def propose_gaps(spec: PaperSpec, known: list[Gap], client: LLMClient) -> list[G
     seen = [(gap.category, evidence.location) for gap in known for evidence in gap.evidence]
     gaps: list[Gap] = []
     dropped = duplicates = 0
-    for candidate in answer.candidates[:MAX_CANDIDATES]:
+    for candidate in answer.candidates:
         evidence = located.find(candidate.quote)
         if evidence is None or not candidate.title.strip() or not candidate.question.strip():
             dropped += 1
