@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..schemas import PaperSpec
+from ..schemas import Gap, PaperSpec
 from .errors import PaperError
 from .ingest import read_paper
 from .readiness import assess
@@ -36,6 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="text: a summary; json: the ReadinessReport; sarif: SARIF 2.1.0 for code scanning; markdown: a report to send",
     )
     gaps.add_argument("--no-cache", action="store_true", help="read the paper again even if it is unchanged")
+    gaps.add_argument(
+        "--llm",
+        action="store_true",
+        help="also ask the model at $PAPERLENS_LLM_BASE_URL ($PAPERLENS_LLM_MODEL) for gaps the rules miss; "
+        "its suggestions are kept only when they quote the paper, and marked as the model's",
+    )
     gaps.set_defaults(run=run_gaps)
     return parser
 
@@ -64,6 +70,28 @@ def _report_problems(spec: PaperSpec) -> int:
     return EXIT_PAPER_ERROR if any(p.severity == "error" for p in spec.problems) else EXIT_OK
 
 
+def _model_gaps(spec: PaperSpec, known: list[Gap]) -> list[Gap]:
+    """The model's extra gaps; when it cannot help, say why and go on with the rules' gaps."""
+    # Imported here: the openai client costs every other command its import time.
+    from .llm import LLMClient, LLMError, settings_from_env
+    from .readiness.llm_gaps import propose_gaps
+
+    try:
+        client = LLMClient(settings_from_env())
+        print(f"paperlens: asking {client.settings.model} at {client.settings.base_url} for more gaps…", file=sys.stderr)
+        found = propose_gaps(spec, known, client)
+    except LLMError as err:
+        print(f"paperlens: the model was not used: {str(err).rstrip('.')}. Showing the rules' gaps only.", file=sys.stderr)
+        return []
+    usage = client.usage
+    print(
+        f"paperlens: the model suggested {len(found)} gap(s) that quote the paper "
+        f"({usage.requests} request(s), {usage.cache_hits} from cache, {usage.prompt_tokens + usage.completion_tokens} tokens)",
+        file=sys.stderr,
+    )
+    return found
+
+
 def run_index(args: argparse.Namespace) -> int:
     spec = read_paper(args.paper, use_cache=not args.no_cache)
     if args.format == "json":
@@ -76,6 +104,8 @@ def run_index(args: argparse.Namespace) -> int:
 def run_gaps(args: argparse.Namespace) -> int:
     spec = read_paper(args.paper, use_cache=not args.no_cache)
     report = assess(spec)
+    if args.llm:
+        report = assess(spec, extra=_model_gaps(spec, report.gaps))
     if args.format == "json":
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     elif args.format == "sarif":

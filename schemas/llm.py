@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-
 from pydantic import Field
 
 from .base import Model
 from .gaps import GapCategory
 
-BASE_URL_ENV = "PAPERLENS_LLM_BASE_URL"
-MODEL_ENV = "PAPERLENS_LLM_MODEL"
-API_KEY_ENV = "PAPERLENS_LLM_API_KEY"
-FALLBACK_API_KEY_ENV = "OPENAI_API_KEY"
+MAX_GAP_CANDIDATES = 8
 
 
 class LLMSettings(Model):
     """An OpenAI-compatible endpoint. Holds the *name* of the key's variable, never the key."""
 
-    base_url: str | None = Field(default=None, description=f"e.g. http://127.0.0.1:8080/v1; from ${BASE_URL_ENV}.")
-    model: str | None = Field(default=None, description=f"The model name the endpoint serves; from ${MODEL_ENV}.")
+    base_url: str | None = Field(default=None, description="e.g. http://127.0.0.1:8080/v1; from $PAPERLENS_LLM_BASE_URL.")
+    model: str | None = Field(default=None, description="The model name the endpoint serves; from $PAPERLENS_LLM_MODEL.")
     api_key_env: str = Field(
-        default=API_KEY_ENV,
-        description=f"The environment variable holding the API key, read at request time (${FALLBACK_API_KEY_ENV} when unset).",
+        default="PAPERLENS_LLM_API_KEY",
+        description="The variable holding the API key, read when a client is made; else $OPENAI_API_KEY.",
     )
     timeout_seconds: float = Field(default=60.0, gt=0, description="Per request.")
     max_retries: int = Field(
@@ -33,25 +27,21 @@ class LLMSettings(Model):
     temperature: float = Field(default=0.0, ge=0, le=2)
     cache: bool = Field(default=True, description="Keep answers on disk, keyed by endpoint, model and request.")
 
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> LLMSettings:
-        """Settings from $PAPERLENS_LLM_BASE_URL and $PAPERLENS_LLM_MODEL; unset ones stay None."""
-        environ = os.environ if environ is None else environ
-        return cls(base_url=environ.get(BASE_URL_ENV) or None, model=environ.get(MODEL_ENV) or None)
-
 
 class GapCandidate(Model):
     """A gap the model proposes. Untrusted: kept only when `quote` is found verbatim in the paper."""
 
-    quote: str = Field(description="An exact span copied from the paper text that shows the gap (one sentence or less).")
+    quote: str = Field(
+        description="An exact span copied from the paper text that shows the gap (one sentence or less)."
+    )
     category: GapCategory
     title: str = Field(description="One line: what is missing, ambiguous or in conflict.")
     detail: str = Field(description="Why an implementer is stuck, in a sentence or two.")
     question: str = Field(description="A clarifying question for the authors.")
-    readings: list[str] = Field(description="Candidate readings an implementer would choose between.")
+    readings: list[str] = Field(max_length=4, description="Candidate readings an implementer would choose between.")
 
 
 class GapCandidates(Model):
     """The model's answer when asked for gaps the rules did not find."""
 
-    candidates: list[GapCandidate]
+    candidates: list[GapCandidate] = Field(max_length=MAX_GAP_CANDIDATES)

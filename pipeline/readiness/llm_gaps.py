@@ -194,7 +194,7 @@ def _gap(gap_id: str, candidate: GapCandidate, evidence: Evidence) -> Gap:
         title=candidate.title.strip(),
         detail=candidate.detail.strip(),
         # A conflict leaves no faithful reading to implement; anything else has a reasonable default.
-        blocking=candidate.category.startswith("Conflicting"),
+        blocking=False,  # an untrusted source never decides on its own that a paper is not ready
         evidence=[evidence],
         question=candidate.question.strip(),
         readings=[reading.strip() for reading in candidate.readings if reading.strip()],
