@@ -114,6 +114,7 @@ def ambiguous_wording(reading: Reading) -> Iterator[Gap]:
                 readings=list(wording.readings),
                 conventions=list(wording.conventions),
             )
+            break  # one question per sentence: the most specific wording that matched
 
 
 # -- unstated settings ------------------------------------------------------------------------------
