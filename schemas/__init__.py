@@ -1,5 +1,6 @@
 """paperlens' shared vocabulary: pydantic models and their exported JSON Schema. No logic, no LSP."""
 
+from .code import Anchor, CodeIndex, CodeLocation, ComponentSite, FileIndex, FunctionSite, ValueSite, ValueSiteKind
 from .gaps import (
     TYPE_OF_CATEGORY,
     Convention,
@@ -30,6 +31,14 @@ from .paper import (
 )
 
 __all__ = [
+    "Anchor",
+    "CodeIndex",
+    "CodeLocation",
+    "ComponentSite",
+    "FileIndex",
+    "FunctionSite",
+    "ValueSite",
+    "ValueSiteKind",
     "TYPE_OF_CATEGORY",
     "Convention",
     "Evidence",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from .code import CodeIndex
 from .gaps import ReadinessReport
 from .llm import GapCandidates, LLMSettings
 from .paper import PaperSpec
@@ -17,6 +18,7 @@ EXPORTED: dict[str, type[BaseModel]] = {
     "readiness-report": ReadinessReport,
     "llm-settings": LLMSettings,
     "gap-candidates": GapCandidates,
+    "code-index": CodeIndex,
 }
 SCHEMA_DIR = Path(__file__).parent / "json"
 

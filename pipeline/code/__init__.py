@@ -1,0 +1,1 @@
+"""The workspace side: values, components and anchors read from code and configs."""

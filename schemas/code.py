@@ -1,0 +1,103 @@
+"""What paperlens reads out of a workspace's code and configs: values, components, anchors."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from .base import Model
+from .paper import ComponentKind, Problem
+
+
+class CodeLocation(Model):
+    """A span of a workspace file. Lines and columns count from 0 (as LSP does); `file` is relative
+    to the workspace root, with forward slashes."""
+
+    file: str
+    line: int = Field(ge=0)
+    column: int = Field(default=0, ge=0)
+    end_line: int | None = Field(default=None, ge=0)
+    end_column: int | None = Field(default=None, ge=0)
+
+    def short(self) -> str:
+        return f"{self.file}:{self.line + 1}:{self.column + 1}"
+
+
+ValueSiteKind = Literal[
+    "keyword",  # f(lr=3e-4)
+    "positional",  # nn.Dropout(0.1): the parameter's name known from the knowledge file
+    "assignment",  # lr = 3e-4, self.lr = 3e-4, config.lr = 3e-4
+    "function-default",  # def make(lr=3e-4)
+    "argparse-default",  # parser.add_argument("--lr", default=3e-4)
+    "config-default",  # a dataclass / pydantic / attrs field default
+    "dict-entry",  # {"lr": 3e-4}
+    "config-file",  # lr: 3e-4 in a YAML/JSON/TOML/INI file
+]
+
+
+class ValueSite(Model):
+    """A value the code sets for something that may be a paper's setting."""
+
+    name: str = Field(description="As written: the keyword, variable, attribute or dotted config key.")
+    normalized_name: str | None = Field(default=None, description="The paper vocabulary's name (lr → learning_rate) when known.")
+    value: float | str | bool | None = Field(description="The value when it can be computed: a number, a string, a boolean.")
+    raw: str = Field(description="The source text of the value expression.")
+    kind: ValueSiteKind
+    call: str | None = Field(default=None, description="The call the value is passed to, as written (torch.optim.AdamW).")
+    component: str | None = Field(default=None, description="The canonical component of that call (AdamW), when known.")
+    resolved_from: CodeLocation | None = Field(
+        default=None, description="Where the value was found when it flowed from a name (a constant, a default)."
+    )
+    overridden: bool = Field(default=False, description="A default that a call in the workspace overrides.")
+    live: bool = Field(default=True, description="False in code that never runs (after return, under `if False:`).")
+    location: CodeLocation
+
+
+class ComponentSite(Model):
+    """A use of a known building block: an optimizer, a norm, a loss, an activation, ..."""
+
+    kind: ComponentKind
+    name: str = Field(description="Canonical name, as in the paper vocabulary (LayerNorm, AdamW, GELU).")
+    symbol: str = Field(description="As written in the code (nn.LayerNorm, F.gelu).")
+    live: bool = True
+    location: CodeLocation
+
+
+class Anchor(Model):
+    """A reference to the paper written by a person: `Eq. (3)`, `eq:loss`, `Sec. 3.2`, `Algorithm 1`."""
+
+    text: str = Field(description="The words as written in the comment or docstring.")
+    target_kind: Literal["equation", "section", "algorithm", "table", "label"]
+    target: str = Field(description="The number or label referred to: '3', '3.2', 'eq:loss'.")
+    function: str | None = Field(default=None, description="Qualified name of the function or class it documents.")
+    location: CodeLocation
+
+
+class FunctionSite(Model):
+    """A function or class definition, for linking code to equations and algorithms."""
+
+    name: str
+    qualname: str
+    kind: Literal["function", "class"]
+    location: CodeLocation
+
+
+class FileIndex(Model):
+    """Everything read from one workspace file."""
+
+    file: str
+    sha256: str
+    language: Literal["python", "yaml", "json", "toml", "ini"]
+    values: list[ValueSite] = Field(default_factory=list)
+    components: list[ComponentSite] = Field(default_factory=list)
+    anchors: list[Anchor] = Field(default_factory=list)
+    functions: list[FunctionSite] = Field(default_factory=list)
+    problems: list[Problem] = Field(default_factory=list, description="E.g. a syntax error: what could be read still is.")
+
+
+class CodeIndex(Model):
+    """The workspace's files, each indexed on its own (so one edit re-reads one file)."""
+
+    root: str
+    files: list[FileIndex] = Field(default_factory=list)
