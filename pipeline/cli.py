@@ -10,13 +10,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..schemas import Gap, PaperSpec
-from .errors import PaperError
+from .errors import UserError
 from .ingest import read_paper
 from .readiness import assess
 from .readiness.render import render_markdown, render_sarif, render_text
 
-# 2 is argparse's usage error.
-EXIT_OK, EXIT_PAPER_ERROR, EXIT_INTERNAL = 0, 1, 3
+# 1: findings at or above --fail-on (check); 2: unusable input, as argparse's usage errors; 3: a bug.
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,9 +50,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except PaperError as err:
+    except UserError as err:
         print(f"paperlens: {err}", file=sys.stderr)
-        return EXIT_PAPER_ERROR
+        return EXIT_INPUT
     except KeyboardInterrupt:
         return 130
     except Exception as err:  # a bug of ours must still not greet the user with a traceback
@@ -67,7 +67,7 @@ def _report_problems(spec: PaperSpec) -> int:
     for problem in spec.problems:
         where = f"{problem.location.short()}: " if problem.location else ""
         print(f"paperlens: {problem.severity}: {where}{problem.message}", file=sys.stderr)
-    return EXIT_PAPER_ERROR if any(p.severity == "error" for p in spec.problems) else EXIT_OK
+    return EXIT_INPUT if any(p.severity == "error" for p in spec.problems) else EXIT_OK
 
 
 def _model_gaps(spec: PaperSpec, known: list[Gap]) -> list[Gap]:

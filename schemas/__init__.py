@@ -1,6 +1,8 @@
 """paperlens' shared vocabulary: pydantic models and their exported JSON Schema. No logic, no LSP."""
 
 from .code import Anchor, CodeIndex, CodeLocation, ComponentSite, FileIndex, FunctionSite, ValueSite, ValueSiteKind
+from .decisions import Assumption, Clarification, DecisionsFile, Deviation
+from .findings import CheckReport, Finding, FindingKind, Fix, TextEdit
 from .gaps import (
     TYPE_OF_CATEGORY,
     Convention,
@@ -31,6 +33,15 @@ from .paper import (
 )
 
 __all__ = [
+    "Assumption",
+    "CheckReport",
+    "Clarification",
+    "DecisionsFile",
+    "Deviation",
+    "Finding",
+    "FindingKind",
+    "Fix",
+    "TextEdit",
     "Anchor",
     "CodeIndex",
     "CodeLocation",

@@ -9,6 +9,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from .code import CodeIndex
+from .decisions import DecisionsFile
+from .findings import CheckReport
 from .gaps import ReadinessReport
 from .llm import GapCandidates, LLMSettings
 from .paper import PaperSpec
@@ -19,6 +21,8 @@ EXPORTED: dict[str, type[BaseModel]] = {
     "llm-settings": LLMSettings,
     "gap-candidates": GapCandidates,
     "code-index": CodeIndex,
+    "check-report": CheckReport,
+    "decisions": DecisionsFile,
 }
 SCHEMA_DIR = Path(__file__).parent / "json"
 

@@ -96,7 +96,7 @@ def _broken_inputs(tmp: Path) -> dict[str, tuple[Path, str]]:
 def test_bad_input_gives_one_clear_message_and_a_nonzero_exit(tmp_path, case):
     path, expected = _broken_inputs(tmp_path)[case]
     result = run("index", str(path))
-    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert result.returncode == 2, (result.stdout, result.stderr)
     assert "Traceback" not in result.stderr
     assert expected in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -159,7 +159,7 @@ def test_gaps_on_a_broken_paper_is_one_clear_error(tmp_path):
     broken = tmp_path / "broken.pdf"
     broken.write_text("not a pdf")
     result = run("gaps", str(broken))
-    assert result.returncode == 1 and "not a PDF" in result.stderr and "Traceback" not in result.stderr
+    assert result.returncode == 2 and "not a PDF" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_gaps_llm_with_a_malformed_setting_is_one_clear_message(monkeypatch):

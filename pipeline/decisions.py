@@ -1,0 +1,71 @@
+"""The decisions file: read strictly, written atomically, never overwritten when malformed."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from ..schemas import DecisionsFile
+from .errors import DecisionsError
+
+DECISIONS_PATH = Path(".paperlens") / "decisions.yaml"
+
+
+def decisions_path(workspace: Path) -> Path:
+    return workspace / DECISIONS_PATH
+
+
+def load_decisions(workspace: Path) -> DecisionsFile:
+    """The workspace's decisions; none when the file does not exist."""
+    path = decisions_path(workspace)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return DecisionsFile()
+    except (OSError, UnicodeDecodeError) as err:
+        raise DecisionsError(f"{DECISIONS_PATH}: cannot be read ({err})") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or "not valid YAML"
+        raise DecisionsError(f"{DECISIONS_PATH}{where}: {problem}; fix the file (paperlens leaves it untouched)") from None
+    if raw is None:
+        return DecisionsFile()
+    try:
+        return DecisionsFile.model_validate(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise DecisionsError(
+            f"{DECISIONS_PATH}: {field}: {first['msg']} ({len(err.errors())} problem(s)); fix the file (paperlens leaves it untouched)"
+        ) from None
+
+
+def render_decisions(decisions: DecisionsFile) -> str:
+    """The file's text: stable key order and no empty fields, so it diffs cleanly."""
+    data = decisions.model_dump(mode="json", exclude_none=True)
+    return "# paperlens decisions: deliberate deviations, assumptions, and questions to the authors.\n" + yaml.safe_dump(
+        data, sort_keys=False, allow_unicode=True, width=100
+    )
+
+
+def save_decisions(workspace: Path, decisions: DecisionsFile) -> Path:
+    """Write atomically. A malformed existing file is an error: it is never overwritten."""
+    load_decisions(workspace)
+    path = decisions_path(workspace)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".decisions-", suffix=".yaml", delete=False, encoding="utf-8")
+    try:
+        with handle:
+            handle.write(render_decisions(decisions))
+        os.replace(handle.name, path)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+    return path
