@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..schemas import Gap, PaperSpec
-from .errors import UserError
+from .errors import UserError, WorkspaceError
 from .ingest import read_paper
 from .readiness import assess
 from .readiness.render import render_markdown, render_sarif, render_text
 
 # 1: findings at or above --fail-on (check); 2: unusable input, as argparse's usage errors; 3: a bug.
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,6 +44,17 @@ def build_parser() -> argparse.ArgumentParser:
         "its suggestions are kept only when they quote the paper, and marked as the model's",
     )
     gaps.set_defaults(run=run_gaps)
+    check = commands.add_parser("check", help="check a workspace's code against its paper")
+    check.add_argument("workspace", type=Path, nargs="?", default=Path("."), help="the workspace (default: the current folder)")
+    check.add_argument("--paper", type=Path, help="the paper (default: [tool.paperlens] paper, else paper/ or a paper at the root)")
+    check.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    check.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "info", "never"),
+        default="error",
+        help="exit 1 when an open finding is at least this severe (default: error)",
+    )
+    check.set_defaults(run=run_check)
     return parser
 
 
@@ -58,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:  # a bug of ours must still not greet the user with a traceback
         if os.environ.get("PAPERLENS_DEBUG"):
             traceback.print_exc()
-        print(f"paperlens: internal error while reading {args.paper}: {type(err).__name__}: {err} "
+        print(f"paperlens: internal error in `paperlens {args.command}`: {type(err).__name__}: {err} "
               "(set PAPERLENS_DEBUG=1 for details)", file=sys.stderr)  # fmt: skip
         return EXIT_INTERNAL
 
@@ -90,6 +102,36 @@ def _model_gaps(spec: PaperSpec, known: list[Gap]) -> list[Gap]:
         file=sys.stderr,
     )
     return found
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from .check import check
+    from .check.render import render_sarif
+    from .check.render import render_text as render_check_text
+    from .code import index_workspace
+    from .decisions import load_decisions
+    from .workspace import find_paper, load_settings
+
+    workspace = args.workspace.resolve()
+    if not workspace.is_dir():
+        raise WorkspaceError(f"{args.workspace}: not a folder")
+    settings = load_settings(workspace)
+    paper = args.paper.resolve() if args.paper else find_paper(workspace, settings)
+    spec = read_paper(paper)
+    decisions = load_decisions(workspace)
+    index = index_workspace(workspace, include=settings.include, exclude=settings.exclude)
+    report = check(workspace, spec, index, decisions)
+    if args.format == "json":
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    elif args.format == "sarif":
+        sys.stdout.write(render_sarif(report, spec.root))
+    else:
+        sys.stdout.write(render_check_text(report))
+    if args.fail_on == "never":
+        return EXIT_OK
+    threshold = SEVERITY_RANK[args.fail_on]
+    failing = [f for f in report.findings if f.status == "open" and SEVERITY_RANK[f.severity] >= threshold]
+    return EXIT_FINDINGS if failing else EXIT_OK
 
 
 def run_index(args: argparse.Namespace) -> int:

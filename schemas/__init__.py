@@ -3,6 +3,7 @@
 from .code import Anchor, CodeIndex, CodeLocation, ComponentSite, FileIndex, FunctionSite, ValueSite, ValueSiteKind
 from .decisions import Assumption, Clarification, DecisionsFile, Deviation
 from .findings import CheckReport, Finding, FindingKind, Fix, TextEdit
+from .settings import WorkspaceSettings
 from .gaps import (
     TYPE_OF_CATEGORY,
     Convention,
@@ -33,6 +34,7 @@ from .paper import (
 )
 
 __all__ = [
+    "WorkspaceSettings",
     "Assumption",
     "CheckReport",
     "Clarification",

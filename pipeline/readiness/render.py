@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from ...schemas import Gap, Location, ReadinessReport
+from ...schemas import Gap, ReadinessReport
+from ..sarif import SARIF_SCHEMA, paper_location, tool_version
 
 RULE_ID = "paperlens.paper-gap"
 VERDICT_TEXT = {
@@ -14,13 +14,6 @@ VERDICT_TEXT = {
     "needs answers": "blocking gaps need the authors' answers before a faithful implementation",
     "not ready": "the paper contradicts itself or leaves many blocking gaps",
 }
-
-
-def _paperlens_version() -> str:
-    try:
-        return version("paperlens")
-    except PackageNotFoundError:
-        return "0+unknown"
 
 
 def _quote(text: str, width: int = 160) -> str:
@@ -92,25 +85,6 @@ def render_markdown(report: ReadinessReport) -> str:
     return "\n".join(out)
 
 
-def _region(location: Location) -> dict | None:
-    if location.line is None:
-        return None
-    region = {"startLine": location.line + 1, "startColumn": (location.column or 0) + 1}
-    if location.end_line is not None:
-        region["endLine"] = location.end_line + 1
-    if location.end_column is not None:
-        region["endColumn"] = location.end_column + 1
-    return region
-
-
-def _physical_location(location: Location) -> dict:
-    physical: dict = {"artifactLocation": {"uri": location.file, "uriBaseId": "PAPERROOT"}}
-    region = _region(location)
-    if region is not None:
-        physical["region"] = region
-    return physical
-
-
 def _result(gap: Gap) -> dict:
     primary = gap.evidence[0].location
     properties: dict = {
@@ -134,9 +108,9 @@ def _result(gap: Gap) -> dict:
         "ruleIndex": 0,
         "level": "error" if gap.blocking else "note",
         "message": {"text": f"{gap.title}. {gap.question}"},
-        "locations": [{"physicalLocation": _physical_location(primary)}],
+        "locations": [{"physicalLocation": paper_location(primary)}],
         "relatedLocations": [
-            {"id": i, "physicalLocation": _physical_location(e.location), "message": {"text": _quote(e.quote)}}
+            {"id": i, "physicalLocation": paper_location(e.location), "message": {"text": _quote(e.quote)}}
             for i, e in enumerate(gap.evidence[1:], start=1)
         ],
         "partialFingerprints": {"paperlensGap/v1": gap.id},
@@ -147,14 +121,14 @@ def _result(gap: Gap) -> dict:
 def render_sarif(report: ReadinessReport, root: str) -> str:
     """SARIF 2.1.0: one result per gap, in rank order; locations relative to the paper's folder."""
     log = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [
             {
                 "tool": {
                     "driver": {
                         "name": "paperlens",
-                        "version": _paperlens_version(),
+                        "version": tool_version(),
                         "rules": [
                             {
                                 "id": RULE_ID,

@@ -1,0 +1,302 @@
+"""Check a workspace's code against its paper: divergences, guesses, unimplemented equations.
+
+Never cry wolf: only live values that are not overridden are compared; a value the paper states
+several times, a setting matched only by a symbol's name, or a value read from a config file that no
+code is known to read lowers the confidence, and says why.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...schemas import (
+    CheckReport,
+    CodeIndex,
+    CodeLocation,
+    ComponentSite,
+    DecisionsFile,
+    Evidence,
+    Finding,
+    Fix,
+    Location,
+    PaperSpec,
+    ReadinessReport,
+    TextEdit,
+    ValueSite,
+)
+from ..decisions import DECISIONS_PATH
+from ..extract.hyperparameters import symbol_name
+from ..readiness import assess
+from ..readiness.finders import NOT_A_SETTING, Reading, used_components
+from ..readiness.knowledge import requirements
+
+# Component kinds where a paper naming one and the code using another is a divergence. Activations
+# and losses are left out: a backbone's ReLU beside the paper's GELU head is not a contradiction.
+CHECKED_COMPONENT_KINDS = ("optimizer", "normalization")
+SYMBOL_NAMES_CONFIDENCE = 0.6
+SEVERAL_VALUES_CONFIDENCE = 0.5
+
+
+@dataclass(slots=True)
+class _Fact:
+    """A value the paper (or an author's answer) states for a setting."""
+
+    value: float
+    shown: str
+    unit: str | None
+    component: str | None
+    evidence: Evidence
+    from_answer: bool = False
+
+
+@dataclass(slots=True)
+class _PaperSide:
+    facts: dict[str, list[_Fact]] = field(default_factory=dict)
+    symbol_names: set[str] = field(default_factory=set)  # settings named after a symbol (lambda, alpha)
+    unstated: dict[str, Evidence] = field(default_factory=dict)  # setting → where the paper needs it
+    used: dict[str, list[str]] = field(default_factory=dict)  # component kind → names the paper uses
+    used_evidence: dict[str, Evidence] = field(default_factory=dict)
+
+
+def _number(value: float) -> str:
+    if float(value).is_integer() and abs(value) < 1e9:
+        return str(int(value))
+    if 0 < abs(value) < 1e-3:
+        mantissa, exponent = f"{value:e}".split("e")
+        return f"{float(mantissa):g}e{int(exponent)}"
+    return f"{value:g}"
+
+
+def _paper_side(spec: PaperSpec, readiness: ReadinessReport, decisions: DecisionsFile) -> _PaperSide:
+    side = _PaperSide()
+    for stated in spec.hyperparameters:
+        if isinstance(stated.value, float) and math.isfinite(stated.value):
+            fact = _Fact(stated.value, stated.raw_value, stated.unit, stated.component, Evidence(quote=stated.text, location=stated.location))
+            side.facts.setdefault(stated.normalized_name, []).append(fact)
+    # An answered clarification is part of the paper from then on, and outranks what the text says.
+    for clarification in decisions.clarifications:
+        if clarification.status == "answered" and clarification.setting and isinstance(clarification.value, (int, float)):
+            quote = f"Answer to “{clarification.question}”: {clarification.answer or clarification.value}"
+            if clarification.source:
+                quote += f" ({clarification.source})"
+            evidence = Evidence(quote=quote, location=Location(file=DECISIONS_PATH.as_posix()))
+            side.facts[clarification.setting] = [
+                _Fact(float(clarification.value), str(clarification.value), None, clarification.component, evidence, from_answer=True)
+            ]
+    for info in spec.symbols:
+        name = symbol_name(info.symbol)
+        side.symbol_names.add(name)
+        settable = "\u0370" <= info.symbol[:1] <= "\u03ff" and info.symbol[:1] not in NOT_A_SETTING
+        if settable and not info.value_given and name not in side.facts:
+            equation = next((e for e in spec.equations if e.id in info.equations), None)
+            if equation is not None:
+                side.unstated[name] = Evidence(quote=equation.latex or equation.text, location=equation.location)
+    settings_of = {}
+    knowledge = requirements()
+    for requirement in [*knowledge.training, *(r for rs in knowledge.by_component.values() for r in rs)]:
+        for name in (requirement.setting, *requirement.stated_by):
+            settings_of.setdefault(name, requirement.setting)
+    unstated_settings = {g.setting: g.evidence[0] for g in readiness.gaps if g.kind == "unstated-setting" and g.setting}
+    for code_name, setting in settings_of.items():
+        if setting in unstated_settings and code_name not in side.facts:
+            side.unstated.setdefault(code_name, unstated_settings[setting])
+    for component in used_components(Reading.of(spec)):
+        side.used.setdefault(component.kind, []).append(component.name)
+        side.used_evidence.setdefault(component.kind, component.evidence)
+    return side
+
+
+def _equivalent(code: float, fact: _Fact, site: ValueSite) -> bool:
+    if math.isclose(code, fact.value, rel_tol=1e-6, abs_tol=1e-12):
+        return True
+    if fact.unit == "%" and math.isclose(code, fact.value * 100, rel_tol=1e-6):
+        return True  # "25%" written as 25
+    # A reciprocal used as such: `inv_tau = 2.0` or `1 / 0.5` where the paper says τ = 0.5.
+    reciprocal = "inv" in site.name.lower() or site.raw.replace(" ", "").startswith(("1/", "1./", "1.0/"))
+    return reciprocal and math.isclose(code * fact.value, 1.0, rel_tol=1e-6)
+
+
+def _value_edit(root: Path, site: ValueSite, new_text: str) -> TextEdit | None:
+    """The exact span of the value's source text, so "use the paper's value" replaces only it."""
+    try:
+        line = (root / site.location.file).read_text(encoding="utf-8").splitlines()[site.location.line]
+    except (OSError, IndexError, UnicodeDecodeError):
+        return None
+    start = line.find(site.raw, site.location.column)
+    if start < 0:
+        start = line.find(site.raw)
+    if start < 0:
+        return None
+    span = CodeLocation(file=site.location.file, line=site.location.line, column=start, end_line=site.location.line, end_column=start + len(site.raw))
+    return TextEdit(location=span, new_text=new_text)
+
+
+def _site_id(kind: str, setting: str, location: CodeLocation) -> str:
+    return f"{kind}:{setting}:{location.file}:{location.line + 1}"
+
+
+def _check_value(root: Path, site: ValueSite, side: _PaperSide) -> Finding | None:
+    name = site.normalized_name
+    if name is None or not site.live or site.overridden or not isinstance(site.value, (int, float)) or isinstance(site.value, bool):
+        return None
+    code_value = float(site.value)
+    facts = side.facts.get(name)
+    if facts:
+        if any(_equivalent(code_value, fact, site) for fact in facts):
+            return None
+        notes: list[str] = []
+        confidence = 0.9
+        distinct = sorted({fact.value for fact in facts})
+        if len(distinct) > 1 and not facts[0].from_answer:
+            confidence = min(confidence, SEVERAL_VALUES_CONFIDENCE)
+            notes.append(f"the paper states several values ({', '.join(_number(v) for v in distinct)})")
+        if name in side.symbol_names and name not in ("temperature",):
+            confidence = min(confidence, SYMBOL_NAMES_CONFIDENCE)
+            notes.append(f"matched by the symbol's name `{site.name}` only")
+        if site.kind == "config-file":
+            confidence = min(confidence, 0.8)
+            notes.append("read from a config file; which code reads it is not known")
+        if site.component and facts[0].component and site.component != facts[0].component:
+            confidence = min(confidence, 0.7)
+            notes.append(f"the paper states it for {facts[0].component}, the code passes it to {site.component}")
+        fact = facts[0]
+        paper_value = _number(fact.value) + (f" ({fact.shown})" if fact.shown and fact.shown != _number(fact.value) else "")
+        source = "an author's answer" if fact.from_answer else "the paper"
+        edit = _value_edit(root, site, _number(fact.value))
+        return Finding(
+            id=_site_id("divergence", name, site.location),
+            kind="divergence",
+            severity="error" if confidence >= 0.75 else "warning",
+            confidence=confidence,
+            confidence_note="; ".join(notes) or None,
+            message=f"{site.name} = {site.raw} here, but {source} says {name.replace('_', ' ')} = {paper_value}",
+            setting=name,
+            component=site.component,
+            code=site.location,
+            code_value=site.raw,
+            paper_value=_number(fact.value),
+            paper=[f.evidence for f in facts],
+            fixes=[
+                Fix(kind="use-paper-value", title=f"Use the paper's value ({_number(fact.value)})", edit=edit),
+                Fix(kind="record-deviation", title="Record this as a deliberate deviation"),
+            ],
+        )
+    if name in side.unstated:
+        evidence = side.unstated[name]
+        return Finding(
+            id=_site_id("guess", name, site.location),
+            kind="guess",
+            severity="warning",
+            confidence=0.8 if name not in side.symbol_names else SYMBOL_NAMES_CONFIDENCE,
+            confidence_note=None if name not in side.symbol_names else f"matched by the symbol's name `{site.name}` only",
+            message=f"{site.name} = {site.raw} is a guess: the paper uses {name.replace('_', ' ')} but never states it",
+            setting=name,
+            component=site.component,
+            code=site.location,
+            code_value=site.raw,
+            paper=[evidence],
+            fixes=[
+                Fix(kind="record-assumption", title="Record this value as an explicit assumption"),
+                Fix(kind="ask-authors", title="Ask the authors which value they used"),
+            ],
+        )
+    return None
+
+
+def _check_components(sites: list[ComponentSite], side: _PaperSide) -> list[Finding]:
+    findings = []
+    for kind in CHECKED_COMPONENT_KINDS:
+        paper_names = set(side.used.get(kind, []))
+        live = [site for site in sites if site.kind == kind and site.live]
+        # One named component of the kind, and the code never uses it: then the code's is a divergence.
+        if len(paper_names) != 1 or any(site.name in paper_names for site in live):
+            continue
+        [paper_name] = paper_names
+        for site in live:
+            findings.append(
+                Finding(
+                    id=_site_id("divergence", kind, site.location),
+                    kind="divergence",
+                    severity="error",
+                    confidence=0.9,
+                    message=f"{site.symbol} is {site.name}, but the paper uses {paper_name}",
+                    setting=kind,
+                    component=site.name,
+                    code=site.location,
+                    code_value=site.name,
+                    paper_value=paper_name,
+                    paper=[side.used_evidence[kind]],
+                    fixes=[Fix(kind="record-deviation", title="Record this as a deliberate deviation")],
+                )
+            )
+    return findings
+
+
+def _unimplemented(spec: PaperSpec, index: CodeIndex) -> list[Finding]:
+    anchors = [a for f in index.files for a in f.anchors]
+    if not anchors:
+        return []  # without any anchor, "unimplemented" would only say the code has no comments
+    equations = {a.target for a in anchors if a.target_kind in ("equation", "label")}
+    algorithms = {a.target for a in anchors if a.target_kind == "algorithm"}
+    findings = []
+    for equation in spec.equations:
+        if equation.number and equation.number not in equations and (equation.label or "") not in equations:
+            findings.append(
+                Finding(
+                    id=f"unimplemented:equation:{equation.number}",
+                    kind="unimplemented",
+                    severity="info",
+                    confidence=0.5,
+                    confidence_note="only anchors (`Eq. (N)` in comments and docstrings) link code to equations",
+                    message=f"no code refers to Eq. ({equation.number})",
+                    paper=[Evidence(quote=equation.latex or equation.text, location=equation.location)],
+                )
+            )
+    for algorithm in spec.algorithms:
+        if algorithm.number and algorithm.number not in algorithms:
+            findings.append(
+                Finding(
+                    id=f"unimplemented:algorithm:{algorithm.number}",
+                    kind="unimplemented",
+                    severity="info",
+                    confidence=0.5,
+                    confidence_note="only anchors (`Algorithm N` in comments and docstrings) link code to algorithms",
+                    message=f"no code refers to Algorithm {algorithm.number} ({algorithm.title})",
+                    paper=[Evidence(quote=algorithm.title, location=algorithm.location)],
+                )
+            )
+    return findings
+
+
+def _recorded(finding: Finding, decisions: DecisionsFile) -> Finding:
+    if finding.kind == "divergence":
+        for deviation in decisions.deviations:
+            if (
+                deviation.setting == finding.setting
+                and deviation.component in (None, finding.component)
+                and deviation.code_value in (None, finding.code_value)
+                and deviation.file in (None, finding.code.file if finding.code else None)
+            ):
+                return finding.model_copy(update={"status": "recorded", "decision": deviation.id})
+    if finding.kind == "guess":
+        for assumption in decisions.assumptions:
+            if assumption.setting == finding.setting and assumption.value in (None, finding.code_value):
+                return finding.model_copy(update={"status": "recorded", "decision": assumption.id})
+    return finding
+
+
+def check(root: Path, spec: PaperSpec, index: CodeIndex, decisions: DecisionsFile) -> CheckReport:
+    """Compare the workspace's code with the paper (and the answers recorded in `decisions`)."""
+    side = _paper_side(spec, assess(spec), decisions)
+    findings: list[Finding] = []
+    for file in index.files:
+        findings += [f for site in file.values if (f := _check_value(root, site, side)) is not None]
+    findings += _check_components([c for f in index.files for c in f.components], side)
+    findings += _unimplemented(spec, index)
+    findings = [_recorded(f, decisions) for f in findings]
+    order = {"divergence": 0, "guess": 1, "unimplemented": 2}
+    findings.sort(key=lambda f: (order[f.kind], f.code.file if f.code else "~", f.code.line if f.code else 0))
+    problems = [f"{file.file}: {p.message}" for file in index.files for p in file.problems]
+    return CheckReport(paper=spec.main_file, workspace=str(root), findings=findings, problems=problems)

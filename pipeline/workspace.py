@@ -1,0 +1,57 @@
+"""A workspace's paperlens settings and its paper."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..schemas import WorkspaceSettings
+from .errors import PaperError, WorkspaceError
+from .ingest import find_main_file
+
+SETTINGS_FILES = ("pyproject.toml", ".paperlens.toml")
+PAPER_FOLDERS = ("paper", "papers", "docs/paper")
+
+
+def load_settings(workspace: Path) -> WorkspaceSettings:
+    """`.paperlens.toml` (top level or `[tool.paperlens]`) wins over `[tool.paperlens]` in pyproject.toml."""
+    for name in reversed(SETTINGS_FILES):
+        path = workspace / name
+        if not path.is_file():
+            continue
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+            raise WorkspaceError(f"{name}: not valid TOML ({err})") from None
+        section = data.get("tool", {}).get("paperlens")
+        if section is None and name == ".paperlens.toml":
+            section = data
+        if section is None:
+            continue
+        try:
+            return WorkspaceSettings.model_validate(section)
+        except ValidationError as err:
+            first = err.errors()[0]
+            field = ".".join(str(part) for part in first["loc"]) or "settings"
+            raise WorkspaceError(f"{name}: [tool.paperlens] {field}: {first['msg']}") from None
+    return WorkspaceSettings()
+
+
+def find_paper(workspace: Path, settings: WorkspaceSettings) -> Path:
+    """The paper from the settings, else a `paper/` folder, else a paper at the workspace's root."""
+    if settings.paper:
+        path = (workspace / settings.paper).resolve()
+        if not path.exists():
+            raise WorkspaceError(f"the paper in the settings, {settings.paper}, does not exist")
+        return path
+    for folder in PAPER_FOLDERS:
+        if (workspace / folder).is_dir():
+            return workspace / folder
+    try:
+        return find_main_file(workspace)
+    except PaperError:  # no paper at the root either
+        raise WorkspaceError(
+            f"{workspace}: no paper found; pass --paper, or set `paper` under [tool.paperlens] in pyproject.toml"
+        ) from None

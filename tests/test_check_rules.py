@@ -1,0 +1,186 @@
+"""The checks' rules on hand-made code sites against the example paper, and the decisions file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from paperlens.pipeline.check import check
+from paperlens.pipeline.decisions import DECISIONS_PATH, load_decisions, save_decisions
+from paperlens.pipeline.errors import DecisionsError, WorkspaceError
+from paperlens.pipeline.ingest import read_paper
+from paperlens.pipeline.workspace import find_paper, load_settings
+from paperlens.schemas import (
+    Anchor,
+    Assumption,
+    Clarification,
+    CodeIndex,
+    CodeLocation,
+    ComponentSite,
+    DecisionsFile,
+    Deviation,
+    FileIndex,
+    ValueSite,
+)
+
+from .conftest import EXAMPLE_PAPER
+
+
+@pytest.fixture(scope="module")
+def paper():
+    return read_paper(EXAMPLE_PAPER)
+
+
+def _site(name: str, value, raw: str, *, line: int = 0, **fields) -> ValueSite:
+    return ValueSite(name=name, value=value, raw=raw, kind=fields.pop("kind", "keyword"), location=CodeLocation(file="train.py", line=line, column=0), **fields)
+
+
+def _run(tmp_path: Path, paper, values=(), components=(), anchors=(), decisions: DecisionsFile | None = None, source: str = ""):
+    (tmp_path / "train.py").write_text(source)
+    index = CodeIndex(
+        root=str(tmp_path),
+        files=[FileIndex(file="train.py", sha256="x", language="python", values=list(values), components=list(components), anchors=list(anchors))],
+    )
+    return check(tmp_path, paper, index, decisions or DecisionsFile())
+
+
+def test_a_value_that_differs_is_a_divergence_with_both_sides_and_an_edit(tmp_path, paper):
+    source = "opt = AdamW(params, weight_decay=5e-4)\n"
+    site = _site("weight_decay", 5e-4, "5e-4", normalized_name="weight_decay", component="AdamW")
+    [finding] = _run(tmp_path, paper, [site], source=source).findings
+    assert (finding.kind, finding.severity, finding.code_value, finding.paper_value) == ("divergence", "error", "5e-4", "0.05")
+    assert any("weight decay of 0.05" in e.quote for e in finding.paper)
+    edit = finding.fixes[0].edit
+    assert (edit.location.column, edit.location.end_column, edit.new_text) == (33, 37, "0.05")
+    assert source.splitlines()[0][edit.location.column : edit.location.end_column] == "5e-4"
+
+
+def test_matching_equivalent_overridden_and_dead_values_are_silent(tmp_path, paper):
+    silent = [
+        _site("lr", 3e-4, "3e-4", normalized_name="learning_rate"),
+        _site("lr", 0.0003, "0.0003", normalized_name="learning_rate"),
+        _site("label_smoothing", 10.0, "10", normalized_name="label_smoothing"),  # 10% written as 10
+        _site("inv_tau", 2.0, "2.0", normalized_name="temperature"),  # the reciprocal, named as such
+        _site("tau", 1.0, "1.0", normalized_name="temperature", kind="function-default", overridden=True),
+        _site("weight_decay", 5e-4, "5e-4", normalized_name="weight_decay", live=False),
+        _site("batch_size", 256, "256", normalized_name="batch_size"),
+    ]
+    assert _run(tmp_path, paper, silent).findings == []
+
+
+def test_a_setting_the_paper_states_twice_lowers_confidence_and_says_why(tmp_path, paper):
+    [finding] = _run(tmp_path, paper, [_site("batch_size", 64, "64", normalized_name="batch_size")]).findings
+    assert finding.confidence == 0.5 and finding.severity == "warning"
+    assert "several values (128, 256)" in finding.confidence_note
+
+
+def test_guesses_cite_where_the_paper_needs_the_value(tmp_path, paper):
+    sites = [
+        _site("rho", 0.1, "0.1", normalized_name="rho", kind="function-default"),
+        _site("beta2", 0.999, "0.999", normalized_name="beta2", component="AdamW"),
+        _site("seed", 0, "0", normalized_name="seed"),  # the paper never mentions seeds: silence
+    ]
+    findings = {f.setting: f for f in _run(tmp_path, paper, sites).findings}
+    assert set(findings) == {"rho", "beta2"}
+    assert findings["rho"].kind == "guess" and "\\rho" in findings["rho"].paper[0].quote
+    assert "AdamW" in findings["beta2"].paper[0].quote
+    assert [fix.kind for fix in findings["rho"].fixes] == ["record-assumption", "ask-authors"]
+
+
+def test_another_optimizer_than_the_papers_is_a_divergence(tmp_path, paper):
+    adam = ComponentSite(kind="optimizer", name="Adam", symbol="torch.optim.Adam", location=CodeLocation(file="train.py", line=3))
+    [finding] = _run(tmp_path, paper, components=[adam]).findings
+    assert finding.message == "torch.optim.Adam is Adam, but the paper uses AdamW"
+    adamw = adam.model_copy(update={"name": "AdamW", "symbol": "torch.optim.AdamW"})
+    assert _run(tmp_path, paper, components=[adamw, adam]).findings == []  # the paper's one is used too
+
+
+def test_unimplemented_equations_only_once_the_code_has_anchors(tmp_path, paper):
+    assert _run(tmp_path, paper).findings == []
+    anchor = Anchor(text="Eq. (3)", target_kind="equation", target="3", location=CodeLocation(file="train.py", line=0))
+    unimplemented = {f.id for f in _run(tmp_path, paper, anchors=[anchor]).findings}
+    assert "unimplemented:equation:3" not in unimplemented
+    assert {"unimplemented:equation:1", "unimplemented:equation:6", "unimplemented:algorithm:1"} <= unimplemented
+
+
+def test_decisions_record_findings_and_answers_become_the_paper(tmp_path, paper):
+    sites = [
+        _site("weight_decay", 5e-4, "5e-4", normalized_name="weight_decay"),
+        _site("rho", 0.1, "0.1", normalized_name="rho"),
+        _site("eps", 1e-6, "1e-6", normalized_name="epsilon", line=2),
+    ]
+    decisions = DecisionsFile(
+        deviations=[Deviation(id="d1", setting="weight_decay", code_value="5e-4", reason="matches our baseline")],
+        assumptions=[Assumption(id="a1", setting="rho", reason="no value in the paper")],
+        clarifications=[
+            Clarification(id="c1", question="Which ε?", status="answered", setting="epsilon", answer="1e-8", value=1e-8, source="email")
+        ],
+    )
+    findings = {f.setting: f for f in _run(tmp_path, paper, sites, decisions=decisions).findings}
+    assert (findings["weight_decay"].status, findings["weight_decay"].decision) == ("recorded", "d1")
+    assert (findings["rho"].status, findings["rho"].decision) == ("recorded", "a1")
+    answer = findings["epsilon"]
+    assert answer.kind == "divergence" and answer.status == "open" and "an author's answer" in answer.message
+    assert answer.paper[0].location.file == ".paperlens/decisions.yaml" and "(email)" in answer.paper[0].quote
+
+
+# -- the decisions file ---------------------------------------------------------------------------
+
+
+def test_decisions_round_trip_atomically(tmp_path):
+    decisions = DecisionsFile(assumptions=[Assumption(id="a1", setting="rho", value="0.1", reason="paper silent")])
+    path = save_decisions(tmp_path, decisions)
+    assert path == tmp_path / DECISIONS_PATH
+    assert load_decisions(tmp_path) == decisions
+    assert "setting: rho" in path.read_text() and not list(path.parent.glob(".decisions-*"))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("deviations: [\n  - id: d1\n", ".paperlens/decisions.yaml:2:3"),
+        ("deviations:\n  - id: d1\n    setting: lr\n", "deviations.0.reason: Field required"),
+        ("version: 2\n", "version"),
+        ("surprise: true\n", "surprise: Extra inputs are not permitted"),
+    ],
+)
+def test_a_malformed_decisions_file_is_a_clear_error_and_is_never_overwritten(tmp_path, text, message):
+    path = tmp_path / DECISIONS_PATH
+    path.parent.mkdir()
+    path.write_text(text)
+    with pytest.raises(DecisionsError) as raised:
+        load_decisions(tmp_path)
+    assert message in str(raised.value)
+    with pytest.raises(DecisionsError):
+        save_decisions(tmp_path, DecisionsFile())
+    assert path.read_text() == text
+
+
+# -- workspace settings ---------------------------------------------------------------------------
+
+
+def test_settings_from_pyproject_and_paperlens_toml(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.paperlens]\npaper = "docs/paper.tex"\ninclude = ["src/**/*.py"]\n')
+    assert load_settings(tmp_path).paper == "docs/paper.tex"
+    (tmp_path / ".paperlens.toml").write_text('paper = "other.pdf"\n')
+    assert load_settings(tmp_path).paper == "other.pdf"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("[tool.paperlens\n", "not valid TOML"), ('[tool.paperlens]\npaper = 3\n', "paper: Input should be a valid string"), ('[tool.paperlens]\npapr = "x"\n', "papr")],
+)
+def test_malformed_settings_are_one_clear_error(tmp_path, text, message):
+    (tmp_path / "pyproject.toml").write_text(text)
+    with pytest.raises(WorkspaceError, match=message):
+        load_settings(tmp_path)
+
+
+def test_the_paper_is_found_from_settings_or_a_paper_folder(tmp_path):
+    configured = load_settings(tmp_path).model_copy(update={"paper": "paper"})
+    assert find_paper(EXAMPLE_PAPER.parent, configured) == EXAMPLE_PAPER
+    (tmp_path / "paper").mkdir()
+    assert find_paper(tmp_path, load_settings(tmp_path)) == tmp_path / "paper"
+    with pytest.raises(WorkspaceError, match="does not exist"):
+        find_paper(tmp_path, load_settings(tmp_path).model_copy(update={"paper": "missing.tex"}))
