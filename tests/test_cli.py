@@ -194,3 +194,71 @@ def test_gaps_llm_against_a_real_local_server(local_llm, monkeypatch):
     for gap in gaps:
         if gap["source"] == "llm":
             assert not gap["blocking"] and gap["evidence"][0]["quote"]
+
+
+EXAMPLE_WORKSPACE = EXAMPLE_PAPER.parent / "workspace"
+
+
+def test_check_the_example_workspace_finds_what_its_readme_lists():
+    result = run("check", str(EXAMPLE_WORKSPACE), "--format", "json")
+    assert result.returncode == 1, result.stderr  # divergences are errors, and --fail-on defaults to error
+    findings = json.loads(result.stdout)["findings"]
+    seen = {(f["kind"], f["setting"], f["code"]["file"] if f["code"] else None, f["code_value"]) for f in findings}
+    assert ("divergence", "optimizer", "train.py", "Adam") in seen
+    assert ("divergence", "weight_decay", "train.py", "5e-4") in seen
+    assert ("divergence", "alpha", "train.py", "0.2") in seen
+    assert ("guess", "rho", "tlm.py", "0.1") in seen
+    assert any(kind == "guess" and setting in ("beta1", "beta2", "betas") for kind, setting, _, _ in seen)
+    assert ("unimplemented", None, None, None) in seen
+    quiet = {"learning_rate", "temperature", "lambda", "epochs", "dropout", "label_smoothing", "grad_clip_norm", "batch_size", "warmup_steps"}
+    assert not [f for f in findings if f["setting"] in quiet], [f["message"] for f in findings if f["setting"] in quiet]
+    for finding in findings:
+        assert finding["paper"], finding
+        if finding["kind"] != "unimplemented":
+            assert finding["code"]["line"] >= 0
+
+
+def test_check_sarif_puts_code_first_and_the_paper_in_related_locations():
+    result = run("check", str(EXAMPLE_WORKSPACE), "--format", "sarif", "--fail-on", "never")
+    assert result.returncode == 0, result.stderr
+    [sarif_run] = json.loads(result.stdout)["runs"]
+    assert {r["id"] for r in sarif_run["tool"]["driver"]["rules"]} == {"paperlens.divergence", "paperlens.guess", "paperlens.unimplemented"}
+    weight_decay = next(r for r in sarif_run["results"] if r["properties"].get("setting") == "weight_decay")
+    location = weight_decay["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"] == {"uri": "train.py", "uriBaseId": "WORKSPACE"}
+    assert location["region"]["startLine"] >= 1
+    related = weight_decay["relatedLocations"][0]["physicalLocation"]
+    assert related["artifactLocation"]["uriBaseId"] == "PAPERROOT" and related["region"]["startLine"] >= 1
+    assert weight_decay["properties"]["codeValue"] == "5e-4" and weight_decay["properties"]["paperValue"] == "0.05"
+
+
+def test_check_with_a_deviation_recorded_passes(tmp_path):
+    import shutil
+
+    workspace = tmp_path / "workspace"
+    shutil.copytree(EXAMPLE_WORKSPACE, workspace)
+    (workspace / "pyproject.toml").write_text(f'[tool.paperlens]\npaper = "{EXAMPLE_PAPER.as_posix()}"\n')
+    (workspace / ".paperlens").mkdir()
+    (workspace / ".paperlens" / "decisions.yaml").write_text(
+        "deviations:\n"
+        "  - {id: d1, setting: weight_decay, reason: baseline}\n"
+        "  - {id: d2, setting: optimizer, reason: earlier codebase}\n"
+        "  - {id: d3, setting: alpha, reason: tuned}\n"
+    )
+    result = run("check", str(workspace), "--format", "json")
+    assert result.returncode == 0, result.stdout
+    recorded = {f["decision"] for f in json.loads(result.stdout)["findings"] if f["status"] == "recorded"}
+    assert recorded == {"d1", "d2", "d3"}
+
+
+def test_check_with_a_malformed_decisions_file_is_one_clear_error(tmp_path):
+    (tmp_path / ".paperlens").mkdir()
+    (tmp_path / ".paperlens" / "decisions.yaml").write_text("deviations: [oops\n")
+    result = run("check", str(tmp_path), "--paper", str(EXAMPLE_PAPER))
+    assert result.returncode == 2 and "decisions.yaml" in result.stderr and "Traceback" not in result.stderr
+    assert (tmp_path / ".paperlens" / "decisions.yaml").read_text() == "deviations: [oops\n"
+
+
+def test_check_without_a_paper_says_how_to_give_one(tmp_path):
+    result = run("check", str(tmp_path))
+    assert result.returncode == 2 and "--paper" in result.stderr
