@@ -7,6 +7,7 @@ code is known to read lowers the confidence, and says why.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,15 +19,16 @@ from ...schemas import (
     ComponentSite,
     DecisionsFile,
     Evidence,
+    FileIndex,
     Finding,
     Fix,
     Location,
     PaperSpec,
-    ReadinessReport,
     TextEdit,
     ValueSite,
 )
 from ..decisions import DECISIONS_PATH
+from ..extract.components import find_mentions
 from ..extract.hyperparameters import symbol_name
 from ..readiness import assess
 from ..readiness.finders import NOT_A_SETTING, Reading, used_components
@@ -52,10 +54,14 @@ class _Fact:
 
 
 @dataclass(slots=True)
-class _PaperSide:
+class PaperFacts:
+    """What the checks compare code with, prepared once per paper and decisions file."""
+
+    decisions: DecisionsFile
     facts: dict[str, list[_Fact]] = field(default_factory=dict)
-    symbol_names: set[str] = field(default_factory=set)  # settings named after a symbol (lambda, alpha)
+    symbols: dict[str, str] = field(default_factory=dict)  # settings named after a symbol: lambda → λ
     unstated: dict[str, Evidence] = field(default_factory=dict)  # setting → where the paper needs it
+    unstated_for: dict[str, str] = field(default_factory=dict)  # setting → the component needing it
     used: dict[str, list[str]] = field(default_factory=dict)  # component kind → names the paper uses
     used_evidence: dict[str, Evidence] = field(default_factory=dict)
 
@@ -69,8 +75,11 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
-def _paper_side(spec: PaperSpec, readiness: ReadinessReport, decisions: DecisionsFile) -> _PaperSide:
-    side = _PaperSide()
+def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
+    """The paper's stated values (answers first), the settings it needs but never states, and the
+    components it uses."""
+    side = PaperFacts(decisions)
+    readiness = assess(spec)
     for stated in spec.hyperparameters:
         if isinstance(stated.value, float) and math.isfinite(stated.value):
             fact = _Fact(stated.value, stated.raw_value, stated.unit, stated.component, Evidence(quote=stated.text, location=stated.location))
@@ -87,7 +96,7 @@ def _paper_side(spec: PaperSpec, readiness: ReadinessReport, decisions: Decision
             ]
     for info in spec.symbols:
         name = symbol_name(info.symbol)
-        side.symbol_names.add(name)
+        side.symbols.setdefault(name, info.symbol)
         settable = "\u0370" <= info.symbol[:1] <= "\u03ff" and info.symbol[:1] not in NOT_A_SETTING
         if settable and not info.value_given and name not in side.facts:
             equation = next((e for e in spec.equations if e.id in info.equations), None)
@@ -98,14 +107,22 @@ def _paper_side(spec: PaperSpec, readiness: ReadinessReport, decisions: Decision
     for requirement in [*knowledge.training, *(r for rs in knowledge.by_component.values() for r in rs)]:
         for name in (requirement.setting, *requirement.stated_by):
             settings_of.setdefault(name, requirement.setting)
-    unstated_settings = {g.setting: g.evidence[0] for g in readiness.gaps if g.kind == "unstated-setting" and g.setting}
+    unstated_settings = {g.setting: g for g in readiness.gaps if g.kind == "unstated-setting" and g.setting}
     for code_name, setting in settings_of.items():
         if setting in unstated_settings and code_name not in side.facts:
-            side.unstated.setdefault(code_name, unstated_settings[setting])
+            side.unstated.setdefault(code_name, unstated_settings[setting].evidence[0])
+            if unstated_settings[setting].component:
+                side.unstated_for.setdefault(code_name, unstated_settings[setting].component)
     for component in used_components(Reading.of(spec)):
         side.used.setdefault(component.kind, []).append(component.name)
         side.used_evidence.setdefault(component.kind, component.evidence)
     return side
+
+
+@functools.cache
+def _kind_of(component: str) -> str | None:
+    mentions = find_mentions(component)
+    return mentions[0].kind if mentions else None
 
 
 def _equivalent(code: float, fact: _Fact, site: ValueSite) -> bool:
@@ -137,7 +154,7 @@ def _site_id(kind: str, setting: str, location: CodeLocation) -> str:
     return f"{kind}:{setting}:{location.file}:{location.line + 1}"
 
 
-def _check_value(root: Path, site: ValueSite, side: _PaperSide) -> Finding | None:
+def _check_value(root: Path, site: ValueSite, side: PaperFacts) -> Finding | None:
     name = site.normalized_name
     if name is None or not site.live or site.overridden or not isinstance(site.value, (int, float)) or isinstance(site.value, bool):
         return None
@@ -152,7 +169,7 @@ def _check_value(root: Path, site: ValueSite, side: _PaperSide) -> Finding | Non
         if len(distinct) > 1 and not facts[0].from_answer:
             confidence = min(confidence, SEVERAL_VALUES_CONFIDENCE)
             notes.append(f"the paper states several values ({', '.join(_number(v) for v in distinct)})")
-        if name in side.symbol_names and name not in ("temperature",):
+        if name in side.symbols and name not in ("temperature",):
             confidence = min(confidence, SYMBOL_NAMES_CONFIDENCE)
             notes.append(f"matched by the symbol's name `{site.name}` only")
         if site.kind == "config-file":
@@ -185,13 +202,24 @@ def _check_value(root: Path, site: ValueSite, side: _PaperSide) -> Finding | Non
         )
     if name in side.unstated:
         evidence = side.unstated[name]
+        needed_by = side.unstated_for.get(name)
+        if needed_by and site.component and _kind_of(site.component) != _kind_of(needed_by):
+            return None  # the paper leaves AdamW's ε open; this ε belongs to a norm, not an optimizer
+        confidence, notes = 0.8, []
+        if name in side.symbols:
+            confidence = SYMBOL_NAMES_CONFIDENCE
+            notes.append(f"matched by the symbol's name `{site.name}` only")
+        if needed_by and not site.component:
+            confidence = SYMBOL_NAMES_CONFIDENCE
+            notes.append(f"the paper leaves it open for {needed_by}; this value may belong to something else")
+        shown = side.symbols.get(name, name.replace("_", " "))
         return Finding(
             id=_site_id("guess", name, site.location),
             kind="guess",
             severity="warning",
-            confidence=0.8 if name not in side.symbol_names else SYMBOL_NAMES_CONFIDENCE,
-            confidence_note=None if name not in side.symbol_names else f"matched by the symbol's name `{site.name}` only",
-            message=f"{site.name} = {site.raw} is a guess: the paper uses {name.replace('_', ' ')} but never states it",
+            confidence=confidence,
+            confidence_note="; ".join(notes) or None,
+            message=f"{site.name} = {site.raw} is a guess: the paper uses {shown} but never states its value",
             setting=name,
             component=site.component,
             code=site.location,
@@ -205,7 +233,7 @@ def _check_value(root: Path, site: ValueSite, side: _PaperSide) -> Finding | Non
     return None
 
 
-def _check_components(sites: list[ComponentSite], side: _PaperSide) -> list[Finding]:
+def _check_components(sites: list[ComponentSite], side: PaperFacts) -> list[Finding]:
     findings = []
     for kind in CHECKED_COMPONENT_KINDS:
         paper_names = set(side.used.get(kind, []))
@@ -287,15 +315,18 @@ def _recorded(finding: Finding, decisions: DecisionsFile) -> Finding:
     return finding
 
 
-def check(root: Path, spec: PaperSpec, index: CodeIndex, decisions: DecisionsFile) -> CheckReport:
+def check_file(root: Path, facts: PaperFacts, file: FileIndex) -> list[Finding]:
+    """The value findings of one file: what an editor re-checks when that file changes."""
+    found = [f for site in file.values if (f := _check_value(root, site, facts)) is not None]
+    return [_recorded(f, facts.decisions) for f in found]
+
+
+def check(root: Path, spec: PaperSpec, index: CodeIndex, decisions: DecisionsFile, facts: PaperFacts | None = None) -> CheckReport:
     """Compare the workspace's code with the paper (and the answers recorded in `decisions`)."""
-    side = _paper_side(spec, assess(spec), decisions)
-    findings: list[Finding] = []
-    for file in index.files:
-        findings += [f for site in file.values if (f := _check_value(root, site, side)) is not None]
-    findings += _check_components([c for f in index.files for c in f.components], side)
-    findings += _unimplemented(spec, index)
-    findings = [_recorded(f, decisions) for f in findings]
+    facts = facts or paper_facts(spec, decisions)
+    findings: list[Finding] = [f for file in index.files for f in check_file(root, facts, file)]
+    workspace_wide = _check_components([c for f in index.files for c in f.components], facts) + _unimplemented(spec, index)
+    findings += [_recorded(f, decisions) for f in workspace_wide]
     order = {"divergence": 0, "guess": 1, "unimplemented": 2}
     findings.sort(key=lambda f: (order[f.kind], f.code.file if f.code else "~", f.code.line if f.code else 0))
     problems = [f"{file.file}: {p.message}" for file in index.files for p in file.problems]
