@@ -122,6 +122,13 @@ def metrics_{n}(values):
     return {{"mean": mean, "std": math.sqrt(variance)}}
 
 
+def describe_{n}(values) -> str:
+    summary = metrics_{n}(values)
+    low = summary["mean"] - summary["std"]
+    high = summary["mean"] + summary["std"]
+    return f"{{summary['mean']:.3f}} ± {{summary['std']:.3f}} ({{low:.3f}}..{{high:.3f}})"
+
+
 if __name__ == "__main__":
     print(train_{n}())
 '''
