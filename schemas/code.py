@@ -44,7 +44,11 @@ class ValueSite(Model):
     value: float | str | bool | None = Field(description="The value when it can be computed: a number, a string, a boolean.")
     raw: str = Field(description="The source text of the value expression.")
     kind: ValueSiteKind
-    call: str | None = Field(default=None, description="The call the value is passed to, as written (torch.optim.AdamW).")
+    call: str | None = Field(
+        default=None,
+        description="The call the value is passed to, as written (torch.optim.AdamW); for a function-default or "
+        "config-default, the qualified name of the function or class it is the default of.",
+    )
     component: str | None = Field(default=None, description="The canonical component of that call (AdamW), when known.")
     resolved_from: CodeLocation | None = Field(
         default=None, description="Where the value was found when it flowed from a name (a constant, a default)."
@@ -80,6 +84,33 @@ class FunctionSite(Model):
     name: str
     qualname: str
     kind: Literal["function", "class"]
+    parameters: list[str] = Field(
+        default_factory=list,
+        description="What a caller's positional arguments fill, in order (self/cls left out); for a class, its "
+        "constructor's (a dataclass's fields).",
+    )
+    used_in_file: bool = Field(
+        default=True,
+        description="False for a module-level definition its own file never uses: no reference, no decorator, not "
+        "in `__all__`, not `main`.",
+    )
+    location: CodeLocation = Field(description="The whole definition, from `def`/`class` to its last line.")
+
+
+class CallArguments(Model):
+    """The arguments one file's calls pass to one callee, merged: which defaults they override."""
+
+    callee: str = Field(description="The callee's last name (build for utils.build(...)); a class for its constructor.")
+    keywords: list[str] = Field(default_factory=list, description="Parameters passed by name, sorted.")
+    positional: int = Field(default=0, ge=0, description="The most arguments one call passes by position.")
+    unpacked: bool = Field(default=False, description="A call passes *args or **kwargs: any parameter may be set.")
+
+
+class ConfigReference(Model):
+    """A config file the code names: open("config.yaml"), OmegaConf.load(...), @hydra.main(config_name=...)."""
+
+    path: str = Field(description="As written (a Hydra config name gets its folder and `.yaml`).")
+    resolved: str | None = Field(default=None, description="The workspace file it names, when one is found.")
     location: CodeLocation
 
 
@@ -94,6 +125,22 @@ class FileIndex(Model):
     anchors: list[Anchor] = Field(default_factory=list)
     functions: list[FunctionSite] = Field(default_factory=list)
     problems: list[Problem] = Field(default_factory=list, description="E.g. a syntax error: what could be read still is.")
+    calls: list[CallArguments] = Field(default_factory=list, description="What calls here pass, per callee name.")
+    imported_names: list[str] = Field(
+        default_factory=list,
+        description="Names this file takes from other modules (imported, read off an imported module, a config's "
+        "`_target_`), sorted; `module.*` for a star import. Tells which definitions elsewhere are used.",
+    )
+    assigned_attributes: list[str] = Field(
+        default_factory=list,
+        description="Attributes this file sets on objects other than self/cls (cfg.lr = ..., "
+        "parser.set_defaults(lr=...)), sorted: a config field's or a command-line default may be replaced there.",
+    )
+    dead_code: list[CodeLocation] = Field(
+        default_factory=list,
+        description="Code that never runs: after return/raise/continue/break, under `if False:` or `if TYPE_CHECKING:`.",
+    )
+    config_references: list[ConfigReference] = Field(default_factory=list)
 
 
 class CodeIndex(Model):

@@ -1,0 +1,158 @@
+"""The code vocabulary (pipeline/knowledge/code.yaml), loaded once: names → settings, calls → components."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from ..extract.knowledge import KNOWLEDGE_DIR
+
+_CAMEL_BOUNDARY_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_GREEK_INDEX_RE = re.compile(r"([a-z]+?)_?(\d+)")
+# A symbol's suffix short enough to be a subscript: λ_KL, σ_min, α_1 (not beta_schedule).
+_MAX_SUBSCRIPT = 4
+_COMPONENT_TEXT_RE = re.compile(r"[\s_\-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """What the knowledge file says about one callable: which component it is and its parameters."""
+
+    kind: str | None  # None for a callable that is no component (DataLoader)
+    component: str | None
+    params: tuple[str, ...]  # positional order
+    settings: dict[str, str | None]  # parameter → paper setting; a parameter not listed is none
+    defaults: dict[str, Any]  # the library's defaults (a tuple as a list)
+
+
+@dataclass(frozen=True, slots=True)
+class CodeVocabulary:
+    names: dict[str, str]  # code name (snake_case, lowercase) → canonical setting
+    greek: dict[str, str]  # letter spelled out (and other spellings) → the paper side's name
+    letters: dict[str, str]  # other spellings → the letter spelled out (lam → lambda)
+    expand: dict[str, tuple[str, ...]]
+    square: frozenset[str]
+    text_kinds: dict[str, str]  # setting or code name → component kind its string value names
+    text_values: dict[str, dict[str, str]]  # kind → folded string → canonical component
+    target_keys: frozenset[str]
+    module_aliases: dict[str, str]
+    libraries: frozenset[str]
+    tensor_methods: frozenset[str]
+    inert_decorators: frozenset[str]
+    callables: dict[str, Signature]  # dotted suffix → signature
+    last_parts: frozenset[str]  # the last part of every suffix, to skip most names at once
+    longest_suffix: int  # in dotted parts
+
+    def signature(self, dotted: str) -> Signature | None:
+        """The signature whose longest symbol is a suffix of `dotted` (torch.nn.GELU → GELU)."""
+        parts = dotted.split(".")
+        if parts[-1] not in self.last_parts:
+            return None
+        for size in range(min(self.longest_suffix, len(parts)), 0, -1):
+            found = self.callables.get(".".join(parts[-size:]))
+            if found is not None:
+                return found
+        return None
+
+    def text_component(self, kind: str, text: str) -> str | None:
+        """The component a string names (optimizer "adamw_torch" → AdamW), if known."""
+        return self.text_values.get(kind, {}).get(fold_component_text(text))
+
+
+def fold_component_text(text: str) -> str:
+    return _COMPONENT_TEXT_RE.sub("_", text.strip().lower())
+
+
+@functools.cache
+def code_vocabulary() -> CodeVocabulary:
+    with open(KNOWLEDGE_DIR / "code.yaml", encoding="utf-8") as file:
+        data = yaml.load(file, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    names: dict[str, str] = {}
+    for canonical, code_names in data["names"].items():
+        for code_name in code_names:
+            if names.setdefault(code_name, canonical) != canonical:
+                raise ValueError(f"code.yaml: {code_name!r} names both {names[code_name]} and {canonical}")
+    callables: dict[str, Signature] = {}
+    for kind, components in data["callables"].items():
+        for component, signatures in components.items():
+            for spec in signatures:
+                _add_signature(callables, spec, Signature(kind, component, *_signature_parts(spec)))
+    for spec in data["signatures"]:
+        _add_signature(callables, spec, Signature(None, None, *_signature_parts(spec)))
+    text_values = {
+        kind: {fold_component_text(text): canonical for canonical, texts in spellings.items() for text in texts}
+        for kind, spellings in data["text_values"].items()
+    }
+    return CodeVocabulary(
+        names=names,
+        greek=dict(data["greek"]),
+        letters=dict(data["greek_spellings"]),
+        expand={name: tuple(parts) for name, parts in data["tuples"]["expand"].items()},
+        square=frozenset(data["tuples"]["square"]),
+        text_kinds=dict(data["text_settings"]),
+        text_values=text_values,
+        target_keys=frozenset(data["target_keys"]),
+        module_aliases=dict(data["module_aliases"]),
+        libraries=frozenset(data["libraries"]),
+        tensor_methods=frozenset(data["tensor_methods"]),
+        inert_decorators=frozenset(data["inert_decorators"]),
+        callables=callables,
+        last_parts=frozenset(symbol.rsplit(".", 1)[-1] for symbol in callables),
+        longest_suffix=max(symbol.count(".") + 1 for symbol in callables),
+    )
+
+
+def _signature_parts(spec: dict) -> tuple[tuple[str, ...], dict[str, str | None], dict[str, Any]]:
+    return tuple(spec["params"]), dict(spec["settings"]), dict(spec["defaults"])
+
+
+def _add_signature(callables: dict[str, Signature], spec: dict, signature: Signature) -> None:
+    for symbol in spec["symbols"]:
+        if symbol in callables:
+            raise ValueError(f"code.yaml: the symbol {symbol!r} is listed twice")
+        callables[symbol] = signature
+
+
+def setting_of(parameter: str, signature: Signature | None) -> str | None:
+    """A parameter's paper setting: its callable's word when the callable is known (exhaustively:
+    BatchNorm's momentum is none), else what its name says."""
+    if signature is not None and (
+        parameter in signature.settings or parameter in signature.params or parameter in signature.defaults
+    ):
+        return signature.settings.get(parameter)
+    return normalize_name(parameter)
+
+
+@functools.lru_cache(maxsize=65536)
+def normalize_name(name: str) -> str | None:
+    """The paper's name for a setting as code names it: `lr`, `LR`, `learningRate`, `--learning-rate`
+    → learning_rate; a Greek letter → the paper's name for its symbol (`lam` → lambda, `tau` →
+    temperature, `lambda_kl` → lambda_kl, `alpha1` → alpha_1). `name` is one part: no dots."""
+    vocabulary = code_vocabulary()
+    key = snake_case(name)
+    if key in vocabulary.names:
+        return vocabulary.names[key]
+    letter = vocabulary.letters.get(key, key)
+    if letter in vocabulary.greek:
+        return vocabulary.greek[letter]
+    if indexed := _GREEK_INDEX_RE.fullmatch(key):
+        letter = vocabulary.letters.get(indexed[1], indexed[1])
+        if letter in vocabulary.greek:
+            return f"{letter}_{indexed[2]}"
+    head, _, subscript = key.partition("_")
+    letter = vocabulary.letters.get(head, head)
+    if letter in vocabulary.greek and subscript.isalnum() and len(subscript) <= _MAX_SUBSCRIPT:
+        return f"{letter}_{subscript}"
+    return None
+
+
+def snake_case(name: str) -> str:
+    """`learningRate` → learning_rate, `LR` → lr, `--batch-size` → batch_size, `_lr` → lr."""
+    name = name.strip("-_ ").replace("-", "_")
+    if not name.isupper() and not name.islower():
+        name = _CAMEL_BOUNDARY_RE.sub("_", name)
+    return name.lower()
