@@ -28,3 +28,15 @@ def paper_location(location: Location) -> dict:
             region["endColumn"] = location.end_column + 1
         physical["region"] = region
     return physical
+
+
+def sarif_log(rules: list[dict], results: list[dict], base_ids: dict[str, str], properties: dict | None = None) -> dict:
+    """One run of paperlens: its rules, its results, and the folders its relative URIs start from."""
+    run: dict = {
+        "tool": {"driver": {"name": "paperlens", "version": tool_version(), "rules": rules}},
+        "originalUriBaseIds": {name: {"uri": uri} for name, uri in base_ids.items()},
+        "results": results,
+    }
+    if properties:
+        run["properties"] = properties
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}

@@ -183,6 +183,7 @@ def test_gaps_llm_against_a_real_local_server(local_llm, monkeypatch):
     monkeypatch.setenv("PAPERLENS_LLM_BASE_URL", local_llm.base_url)
     monkeypatch.setenv("PAPERLENS_LLM_MODEL", "smollm2-135m-instruct")
     monkeypatch.setenv("PAPERLENS_LLM_MAX_TOKENS", "128")  # the tiny model rambles; keep the test short
+    monkeypatch.setenv("PAPERLENS_LLM_TIMEOUT", "20")  # at worst three 20 s tries, well inside run()'s limit
     result = run("gaps", str(EXAMPLE_PAPER), "--llm", "--format", "json")
     assert result.returncode == 0, result.stderr
     assert f"asking smollm2-135m-instruct at {local_llm.base_url}" in result.stderr

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from paperlens.pipeline.ingest.latex import read_latex
+
 from paperlens.pipeline.extract import enrich
 
 from .conftest import LATEX_PAPERS
@@ -33,14 +35,12 @@ def test_empty_spec() -> None:
 
 
 def _read(path: Path):
-    latex = pytest.importorskip("paperlens.pipeline.ingest.latex")
-    return latex.read_latex(path, path.parent)
+    return read_latex(path, path.parent)
 
 
 @pytest.fixture(scope="module")
 def real_specs():
-    if not REAL_PAPERS:
-        pytest.skip("no real papers")
+    assert REAL_PAPERS, "no real papers found"
     return {path.parent.name: _read(path) for path in REAL_PAPERS}
 
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ...schemas import CheckReport, Finding
-from ..sarif import SARIF_SCHEMA, paper_location, tool_version
+from ..sarif import paper_location, sarif_log
 
 RULES = {
     "divergence": "The code sets a value or uses a component that differs from what the paper states.",
@@ -91,28 +91,12 @@ def _result(finding: Finding, rule_index: int) -> dict:
 
 
 def render_sarif(report: CheckReport, paper_root: str) -> str:
-    rules = list(RULES)
-    log = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "paperlens",
-                        "version": tool_version(),
-                        "rules": [
-                            {"id": f"paperlens.{kind}", "name": kind.title(), "shortDescription": {"text": RULES[kind]}}
-                            for kind in rules
-                        ],
-                    }
-                },
-                "originalUriBaseIds": {
-                    "WORKSPACE": {"uri": Path(report.workspace).resolve().as_uri() + "/"},
-                    "PAPERROOT": {"uri": Path(paper_root).resolve().as_uri() + "/"},
-                },
-                "results": [_result(f, rules.index(f.kind)) for f in report.findings],
-            }
-        ],
+    """SARIF 2.1.0: the code location is each result's place, the paper's quotes its related locations."""
+    kinds = list(RULES)
+    rules = [{"id": f"paperlens.{kind}", "name": kind.title(), "shortDescription": {"text": RULES[kind]}} for kind in kinds]
+    results = [_result(f, kinds.index(f.kind)) for f in report.findings]
+    base_ids = {
+        "WORKSPACE": Path(report.workspace).resolve().as_uri() + "/",
+        "PAPERROOT": Path(paper_root).resolve().as_uri() + "/",
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(sarif_log(rules, results, base_ids), indent=2, ensure_ascii=False) + "\n"

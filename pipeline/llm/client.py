@@ -32,6 +32,7 @@ Messages = list[dict[str, str]]
 BASE_URL_ENV = "PAPERLENS_LLM_BASE_URL"
 MODEL_ENV = "PAPERLENS_LLM_MODEL"
 MAX_TOKENS_ENV = "PAPERLENS_LLM_MAX_TOKENS"
+TIMEOUT_ENV = "PAPERLENS_LLM_TIMEOUT"
 FALLBACK_API_KEY_ENV = "OPENAI_API_KEY"
 
 # Local servers ignore the key, but the openai client refuses to start without one.
@@ -51,13 +52,22 @@ class Usage:
 
 def settings_from_env(environ: Mapping[str, str] | None = None) -> LLMSettings:
     """Settings from $PAPERLENS_LLM_BASE_URL, $PAPERLENS_LLM_MODEL and, optionally,
-    $PAPERLENS_LLM_MAX_TOKENS; unset ones keep their defaults. A malformed number is an LLMError."""
+    $PAPERLENS_LLM_MAX_TOKENS and $PAPERLENS_LLM_TIMEOUT (seconds per request); unset ones keep
+    their defaults. A malformed number is an LLMError."""
     environ = os.environ if environ is None else environ
     settings = LLMSettings(base_url=environ.get(BASE_URL_ENV) or None, model=environ.get(MODEL_ENV) or None)
     if max_tokens := environ.get(MAX_TOKENS_ENV):
         if not max_tokens.isdigit() or int(max_tokens) < 1:
             raise LLMError(f"${MAX_TOKENS_ENV} must be a positive whole number, not {max_tokens!r}")
         settings = settings.model_copy(update={"max_output_tokens": int(max_tokens)})
+    if timeout := environ.get(TIMEOUT_ENV):
+        try:
+            seconds = float(timeout)
+        except ValueError:
+            seconds = 0.0
+        if not seconds > 0:
+            raise LLMError(f"${TIMEOUT_ENV} must be a positive number of seconds, not {timeout!r}")
+        settings = settings.model_copy(update={"timeout_seconds": seconds})
     return settings
 
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ...schemas import Gap, ReadinessReport
-from ..sarif import SARIF_SCHEMA, paper_location, tool_version
+from ..sarif import paper_location, sarif_log
 
 RULE_ID = "paperlens.paper-gap"
 VERDICT_TEXT = {
@@ -120,32 +120,14 @@ def _result(gap: Gap) -> dict:
 
 def render_sarif(report: ReadinessReport, root: str) -> str:
     """SARIF 2.1.0: one result per gap, in rank order; locations relative to the paper's folder."""
-    log = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "paperlens",
-                        "version": tool_version(),
-                        "rules": [
-                            {
-                                "id": RULE_ID,
-                                "name": "PaperGap",
-                                "shortDescription": {"text": "The paper leaves a detail unstated, ambiguous or inconsistent."},
-                                "fullDescription": {
-                                    "text": "A detail an implementation needs that the paper does not settle, with a question for its authors."
-                                },
-                                "defaultConfiguration": {"level": "warning"},
-                            }
-                        ],
-                    }
-                },
-                "originalUriBaseIds": {"PAPERROOT": {"uri": Path(root).resolve().as_uri() + "/"}},
-                "results": [_result(gap) for gap in sorted(report.gaps, key=lambda g: g.rank)],
-                "properties": {"verdict": report.verdict},
-            }
-        ],
+    rule = {
+        "id": RULE_ID,
+        "name": "PaperGap",
+        "shortDescription": {"text": "The paper leaves a detail unstated, ambiguous or inconsistent."},
+        "fullDescription": {"text": "A detail an implementation needs that the paper does not settle, with a question for its authors."},
+        "defaultConfiguration": {"level": "warning"},
     }
+    results = [_result(gap) for gap in sorted(report.gaps, key=lambda g: g.rank)]
+    base_ids = {"PAPERROOT": Path(root).resolve().as_uri() + "/"}
+    log = sarif_log([rule], results, base_ids, properties={"verdict": report.verdict})
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
