@@ -1,6 +1,17 @@
 """paperlens' shared vocabulary: pydantic models and their exported JSON Schema. No logic, no LSP."""
 
-from .code import Anchor, CodeIndex, CodeLocation, ComponentSite, FileIndex, FunctionSite, ValueSite, ValueSiteKind
+from .code import (
+    Anchor,
+    CallArguments,
+    CodeIndex,
+    CodeLocation,
+    ComponentSite,
+    ConfigReference,
+    FileIndex,
+    FunctionSite,
+    ValueSite,
+    ValueSiteKind,
+)
 from .decisions import Assumption, Clarification, DecisionsFile, Deviation
 from .findings import CheckReport, Finding, FindingKind, Fix, TextEdit
 from .settings import WorkspaceSettings
@@ -45,6 +56,8 @@ __all__ = [
     "Fix",
     "TextEdit",
     "Anchor",
+    "CallArguments",
+    "ConfigReference",
     "CodeIndex",
     "CodeLocation",
     "ComponentSite",

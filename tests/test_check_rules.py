@@ -184,3 +184,23 @@ def test_the_paper_is_found_from_settings_or_a_paper_folder(tmp_path):
     assert find_paper(tmp_path, load_settings(tmp_path)) == tmp_path / "paper"
     with pytest.raises(WorkspaceError, match="does not exist"):
         find_paper(tmp_path, load_settings(tmp_path).model_copy(update={"paper": "missing.tex"}))
+
+
+def test_a_config_value_is_trusted_more_when_code_loads_the_file(tmp_path, paper):
+    from paperlens.schemas import ConfigReference
+
+    site = ValueSite(
+        name="optimizer.weight_decay", normalized_name="weight_decay", value=5e-4, raw="5e-4", kind="config-file",
+        location=CodeLocation(file="conf.yaml", line=1, column=16),
+    )  # fmt: skip
+    config = FileIndex(file="conf.yaml", sha256="y", language="yaml", values=[site])
+    loader = FileIndex(
+        file="train.py", sha256="x", language="python",
+        config_references=[ConfigReference(path="conf.yaml", resolved="conf.yaml", location=CodeLocation(file="train.py", line=3))],
+    )  # fmt: skip
+    (tmp_path / "conf.yaml").write_text("optimizer:\n  weight_decay: 5e-4\n")
+    unread = check(tmp_path, paper, CodeIndex(root=str(tmp_path), files=[config]), DecisionsFile()).findings[0]
+    read = check(tmp_path, paper, CodeIndex(root=str(tmp_path), files=[config, loader]), DecisionsFile()).findings[0]
+    assert unread.confidence == 0.8 and "no code is seen to load" in unread.confidence_note
+    assert read.confidence == 0.9 and read.confidence_note is None
+    assert read.fixes[0].edit.new_text == "0.05"

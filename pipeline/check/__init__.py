@@ -154,7 +154,7 @@ def _site_id(kind: str, setting: str, location: CodeLocation) -> str:
     return f"{kind}:{setting}:{location.file}:{location.line + 1}"
 
 
-def _check_value(root: Path, site: ValueSite, side: PaperFacts) -> Finding | None:
+def _check_value(root: Path, site: ValueSite, side: PaperFacts, read_by_code: bool) -> Finding | None:
     name = site.normalized_name
     if name is None or not site.live or site.overridden or not isinstance(site.value, (int, float)) or isinstance(site.value, bool):
         return None
@@ -172,9 +172,9 @@ def _check_value(root: Path, site: ValueSite, side: PaperFacts) -> Finding | Non
         if name in side.symbols and name not in ("temperature",):
             confidence = min(confidence, SYMBOL_NAMES_CONFIDENCE)
             notes.append(f"matched by the symbol's name `{site.name}` only")
-        if site.kind == "config-file":
+        if site.kind == "config-file" and not read_by_code:
             confidence = min(confidence, 0.8)
-            notes.append("read from a config file; which code reads it is not known")
+            notes.append("read from a config file that no code is seen to load")
         if site.component and facts[0].component and site.component != facts[0].component:
             confidence = min(confidence, 0.7)
             notes.append(f"the paper states it for {facts[0].component}, the code passes it to {site.component}")
@@ -315,16 +315,19 @@ def _recorded(finding: Finding, decisions: DecisionsFile) -> Finding:
     return finding
 
 
-def check_file(root: Path, facts: PaperFacts, file: FileIndex) -> list[Finding]:
-    """The value findings of one file: what an editor re-checks when that file changes."""
-    found = [f for site in file.values if (f := _check_value(root, site, facts)) is not None]
+def check_file(root: Path, facts: PaperFacts, file: FileIndex, loaded_configs: frozenset[str] = frozenset()) -> list[Finding]:
+    """The value findings of one file: what an editor re-checks when that file changes.
+    `loaded_configs`: the config files some code is seen to load."""
+    read_by_code = file.file in loaded_configs
+    found = [f for site in file.values if (f := _check_value(root, site, facts, read_by_code)) is not None]
     return [_recorded(f, facts.decisions) for f in found]
 
 
 def check(root: Path, spec: PaperSpec, index: CodeIndex, decisions: DecisionsFile, facts: PaperFacts | None = None) -> CheckReport:
     """Compare the workspace's code with the paper (and the answers recorded in `decisions`)."""
     facts = facts or paper_facts(spec, decisions)
-    findings: list[Finding] = [f for file in index.files for f in check_file(root, facts, file)]
+    loaded = frozenset(ref.resolved for file in index.files for ref in file.config_references if ref.resolved)
+    findings: list[Finding] = [f for file in index.files for f in check_file(root, facts, file, loaded)]
     workspace_wide = _check_components([c for f in index.files for c in f.components], facts) + _unimplemented(spec, index)
     findings += [_recorded(f, decisions) for f in workspace_wide]
     order = {"divergence": 0, "guess": 1, "unimplemented": 2}
