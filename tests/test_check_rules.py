@@ -204,3 +204,8 @@ def test_a_config_value_is_trusted_more_when_code_loads_the_file(tmp_path, paper
     assert unread.confidence == 0.8 and "no code is seen to load" in unread.confidence_note
     assert read.confidence == 0.9 and read.confidence_note is None
     assert read.fixes[0].edit.new_text == "0.05"
+
+
+def test_anchors_numbered_against_another_document_silence_unimplemented(tmp_path, paper):
+    stray = Anchor(text="Eq. (12)", target_kind="equation", target="12", location=CodeLocation(file="train.py", line=0))
+    assert not [f for f in _run(tmp_path, paper, anchors=[stray]).findings if f.kind == "unimplemented"]

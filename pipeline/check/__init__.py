@@ -268,6 +268,9 @@ def _unimplemented(spec: PaperSpec, index: CodeIndex) -> list[Finding]:
         return []  # without any anchor, "unimplemented" would only say the code has no comments
     equations = {a.target for a in anchors if a.target_kind in ("equation", "label")}
     algorithms = {a.target for a in anchors if a.target_kind == "algorithm"}
+    numbers = {e.number for e in spec.equations if e.number}
+    if {a.target for a in anchors if a.target_kind == "equation"} - numbers:
+        return []  # the code cites equation numbers this paper does not have: another numbering
     findings = []
     for equation in spec.equations:
         if equation.number and equation.number not in equations and (equation.label or "") not in equations:
