@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from paperlens.pipeline.check import check, check_file, paper_facts
+from paperlens.pipeline.check import WorkspaceContext, check, check_file, paper_facts
 from paperlens.pipeline.code import index_file, index_workspace
 from paperlens.pipeline.ingest import read_paper
 from paperlens.schemas import DecisionsFile
@@ -185,7 +185,7 @@ def main() -> int:
         counter[0] += 1
         edited.write_text(original.replace("max_norm=1.0", f"max_norm={1 + counter[0] % 7}.0"))
         refreshed = index_workspace(root, previous=index)
-        check_file(root, facts, next(f for f in refreshed.files if f.file == relative))
+        check_file(root, facts, next(f for f in refreshed.files if f.file == relative), WorkspaceContext.of(refreshed))
 
     def reparse_one() -> None:
         ast.parse(edited.read_text())

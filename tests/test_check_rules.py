@@ -21,6 +21,7 @@ from paperlens.schemas import (
     DecisionsFile,
     Deviation,
     FileIndex,
+    FunctionSite,
     ValueSite,
 )
 
@@ -107,7 +108,7 @@ def test_unimplemented_equations_only_once_the_code_has_anchors(tmp_path, paper)
 def test_decisions_record_findings_and_answers_become_the_paper(tmp_path, paper):
     sites = [
         _site("weight_decay", 5e-4, "5e-4", normalized_name="weight_decay"),
-        _site("rho", 0.1, "0.1", normalized_name="rho"),
+        _site("rho", 0.1, "0.1", normalized_name="rho", kind="function-default"),
         _site("eps", 1e-6, "1e-6", normalized_name="epsilon", line=2),
     ]
     decisions = DecisionsFile(
@@ -209,3 +210,13 @@ def test_a_config_value_is_trusted_more_when_code_loads_the_file(tmp_path, paper
 def test_anchors_numbered_against_another_document_silence_unimplemented(tmp_path, paper):
     stray = Anchor(text="Eq. (12)", target_kind="equation", target="12", location=CodeLocation(file="train.py", line=0))
     assert not [f for f in _run(tmp_path, paper, anchors=[stray]).findings if f.kind == "unimplemented"]
+
+
+def test_a_plotting_alpha_is_not_the_papers_alpha(tmp_path, paper):
+    plotting = _site("alpha", 0.5, "0.5", normalized_name="alpha", call="plt.plot")
+    method = _site("alpha", 0.2, "0.2", normalized_name="alpha", call="mix_batch", line=3)
+    function = FunctionSite(name="mix_batch", qualname="mix_batch", kind="function", location=CodeLocation(file="train.py", line=5))
+    (tmp_path / "train.py").write_text("")
+    index = CodeIndex(root=str(tmp_path), files=[FileIndex(file="train.py", sha256="x", language="python", values=[plotting, method], functions=[function])])
+    findings = check(tmp_path, paper, index, DecisionsFile()).findings
+    assert [(f.setting, f.code_value) for f in findings] == [("alpha", "0.2")]

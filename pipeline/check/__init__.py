@@ -154,10 +154,35 @@ def _site_id(kind: str, setting: str, location: CodeLocation) -> str:
     return f"{kind}:{setting}:{location.file}:{location.line + 1}"
 
 
-def _check_value(root: Path, site: ValueSite, side: PaperFacts, read_by_code: bool) -> Finding | None:
+@dataclass(frozen=True, slots=True)
+class WorkspaceContext:
+    """What a one-file check needs to know of the rest of the workspace."""
+
+    loaded_configs: frozenset[str] = frozenset()  # config files some code is seen to load
+    functions: frozenset[str] = frozenset()  # names of functions and classes the workspace defines
+
+    @classmethod
+    def of(cls, index: CodeIndex) -> WorkspaceContext:
+        return cls(
+            frozenset(ref.resolved for file in index.files for ref in file.config_references if ref.resolved),
+            frozenset(function.name for file in index.files for function in file.functions),
+        )
+
+
+def _is_symbol_of_the_method(site: ValueSite, context: WorkspaceContext) -> bool:
+    """`alpha` passed to the workspace's own mix_batch is the paper's α; `plt.plot(alpha=0.5)` is not."""
+    if site.kind != "keyword" or site.component is not None:
+        return True
+    return site.call is not None and site.call.rsplit(".", 1)[-1] in context.functions
+
+
+def _check_value(root: Path, site: ValueSite, side: PaperFacts, context: WorkspaceContext, file: str) -> Finding | None:
     name = site.normalized_name
     if name is None or not site.live or site.overridden or not isinstance(site.value, (int, float)) or isinstance(site.value, bool):
         return None
+    if name in side.symbols and not _is_symbol_of_the_method(site, context):
+        return None
+    read_by_code = file in context.loaded_configs
     code_value = float(site.value)
     facts = side.facts.get(name)
     if facts:
@@ -318,19 +343,17 @@ def _recorded(finding: Finding, decisions: DecisionsFile) -> Finding:
     return finding
 
 
-def check_file(root: Path, facts: PaperFacts, file: FileIndex, loaded_configs: frozenset[str] = frozenset()) -> list[Finding]:
-    """The value findings of one file: what an editor re-checks when that file changes.
-    `loaded_configs`: the config files some code is seen to load."""
-    read_by_code = file.file in loaded_configs
-    found = [f for site in file.values if (f := _check_value(root, site, facts, read_by_code)) is not None]
+def check_file(root: Path, facts: PaperFacts, file: FileIndex, context: WorkspaceContext = WorkspaceContext()) -> list[Finding]:
+    """The value findings of one file: what an editor re-checks when that file changes."""
+    found = [f for site in file.values if (f := _check_value(root, site, facts, context, file.file)) is not None]
     return [_recorded(f, facts.decisions) for f in found]
 
 
 def check(root: Path, spec: PaperSpec, index: CodeIndex, decisions: DecisionsFile, facts: PaperFacts | None = None) -> CheckReport:
     """Compare the workspace's code with the paper (and the answers recorded in `decisions`)."""
     facts = facts or paper_facts(spec, decisions)
-    loaded = frozenset(ref.resolved for file in index.files for ref in file.config_references if ref.resolved)
-    findings: list[Finding] = [f for file in index.files for f in check_file(root, facts, file, loaded)]
+    context = WorkspaceContext.of(index)
+    findings: list[Finding] = [f for file in index.files for f in check_file(root, facts, file, context)]
     workspace_wide = _check_components([c for f in index.files for c in f.components], facts) + _unimplemented(spec, index)
     findings += [_recorded(f, decisions) for f in workspace_wide]
     order = {"divergence": 0, "guess": 1, "unimplemented": 2}
