@@ -33,6 +33,7 @@ from ..extract.hyperparameters import symbol_name
 from ..readiness import assess
 from ..readiness.finders import NOT_A_SETTING, Reading, used_components
 from ..readiness.knowledge import requirements
+from .equations import reduction_findings
 
 # Component kinds where a paper naming one and the code using another is a divergence. Activations
 # and losses are left out: a backbone's ReLU beside the paper's GELU head is not a contradiction.
@@ -354,7 +355,11 @@ def check(root: Path, spec: PaperSpec, index: CodeIndex, decisions: DecisionsFil
     facts = facts or paper_facts(spec, decisions)
     context = WorkspaceContext.of(index)
     findings: list[Finding] = [f for file in index.files for f in check_file(root, facts, file, context)]
-    workspace_wide = _check_components([c for f in index.files for c in f.components], facts) + _unimplemented(spec, index)
+    workspace_wide = (
+        _check_components([c for f in index.files for c in f.components], facts)
+        + reduction_findings(root, spec, index)
+        + _unimplemented(spec, index)
+    )
     findings += [_recorded(f, decisions) for f in workspace_wide]
     order = {"divergence": 0, "guess": 1, "unimplemented": 2}
     findings.sort(key=lambda f: (order[f.kind], f.code.file if f.code else "~", f.code.line if f.code else 0))

@@ -22,7 +22,8 @@ USAGE = re.compile(
     r"\b(?:we|our)\b[^.;]{0,100}?\b(?:use[sd]?|using|adopt(?:s|ed)?|employ(?:s|ed)?|appl(?:y|ies|ied)|train(?:s|ed)?|"
     r"optimi[sz]e[sd]?|fine-?tune[sd]?|set|choose|chose|replace[sd]?|add(?:s|ed)?|insert(?:s|ed)?)\b"
     r"|\b(?:is|are|was|were)\s+(?:trained|optimi[sz]ed|fine-?tuned)\b[^.;]{0,80}?\b(?:with|using|by)\b"
-    r"|\b(?:is|are|was|were)\s+(?:set|fixed)\s+to\b",
+    r"|\b(?:is|are|was|were)\s+(?:set|fixed)\s+to\b"
+    r"|\b(?:every|each|all)\s+(?:blocks?|layers?|models?|networks?|encoders?|decoders?)\s+uses?\b",
     re.I,
 )
 # A number right after a component's name is most likely its setting ("drop path with a

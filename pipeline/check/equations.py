@@ -1,0 +1,98 @@
+"""Equation-level checks where an anchor ties a function to an equation: a sum written as a mean,
+or a mean written as a sum. Only anchored functions are read, so the cost is a few small parses."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from ...schemas import CodeIndex, CodeLocation, Equation, Evidence, Finding, Fix, FunctionSite, PaperSpec
+
+# An expectation or an explicit 1/N makes the equation an average.
+MEAN_MARKERS = ("\\mathbb{E}", "\\mathop{\\mathbb{E}}", "\\frac{1}{", "\\tfrac{1}{", "\\dfrac{1}{", "\\operatorname{mean}", "\\mathrm{mean}", "\\text{mean}")
+SUM_MARKERS = ("\\sum",)
+
+
+def _reductions(node: ast.AST) -> tuple[list[ast.Call], list[ast.Call], bool]:
+    """The mean calls, the sum calls, and whether the code divides, inside `node`."""
+    means: list[ast.Call] = []
+    sums: list[ast.Call] = []
+    divides = False
+    for child in ast.walk(node):
+        if isinstance(child, ast.BinOp) and isinstance(child.op, ast.Div):
+            divides = True
+        if not isinstance(child, ast.Call):
+            continue
+        function = child.func
+        name = function.attr if isinstance(function, ast.Attribute) else function.id if isinstance(function, ast.Name) else ""
+        if name in ("mean", "nanmean", "average"):
+            means.append(child)
+        elif name in ("sum", "nansum"):
+            sums.append(child)
+        for keyword in child.keywords:  # F.cross_entropy(..., reduction="sum")
+            if keyword.arg == "reduction" and isinstance(keyword.value, ast.Constant):
+                (sums if keyword.value.value == "sum" else means if keyword.value.value == "mean" else []).append(child)
+    return means, sums, divides
+
+
+def _definition(tree: ast.Module, function: FunctionSite) -> ast.AST | None:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.lineno == function.location.line + 1:
+            return node
+    return None
+
+
+def _finding(function: FunctionSite, equation: Equation, call: ast.Call, summed: bool) -> Finding:
+    location = CodeLocation(
+        file=function.location.file, line=call.lineno - 1, column=call.col_offset,
+        end_line=(call.end_lineno or call.lineno) - 1, end_column=call.end_col_offset,
+    )  # fmt: skip
+    paper_form, code_form = ("a sum", "a mean") if summed else ("an average", "a sum")
+    return Finding(
+        id=f"divergence:reduction:eq{equation.number}:{function.location.file}:{call.lineno}",
+        kind="divergence",
+        severity="warning",
+        confidence=0.6,
+        confidence_note="a reduction over the batch may be intended; a sum and a mean differ by the number of terms, "
+        "which scales the loss and its gradient",
+        message=f"Eq. ({equation.number}) takes {paper_form}, but {function.qualname} takes {code_form}",
+        setting="reduction",
+        code=location,
+        code_value="mean" if summed else "sum",
+        paper_value="sum" if summed else "mean",
+        paper=[Evidence(quote=equation.latex or equation.text, location=equation.location)],
+        fixes=[Fix(kind="record-deviation", title="Record this as a deliberate deviation")],
+    )
+
+
+def reduction_findings(root: Path, spec: PaperSpec, index: CodeIndex) -> list[Finding]:
+    by_number = {e.number: e for e in spec.equations if e.number}
+    by_label = {e.label: e for e in spec.equations if e.label and e.number}
+    findings: list[Finding] = []
+    for file in index.files:
+        functions = {f.qualname: f for f in file.functions}
+        anchored = [
+            (functions[a.function], by_number.get(a.target) or by_label.get(a.target))
+            for a in file.anchors
+            if a.function in functions and a.target_kind in ("equation", "label")
+        ]
+        anchored = [(function, equation) for function, equation in anchored if equation is not None and equation.latex]
+        if not anchored:
+            continue
+        try:
+            tree = ast.parse((root / file.file).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue  # the index already reports what it could not read
+        for function, equation in anchored:
+            node = _definition(tree, function)
+            if node is None:
+                continue
+            latex = equation.latex
+            sums_in_paper = any(m in latex for m in SUM_MARKERS)
+            averages_in_paper = any(m in latex for m in MEAN_MARKERS)
+            means, sums, divides = _reductions(node)
+            if sums_in_paper and not averages_in_paper and means and not sums:
+                findings.append(_finding(function, equation, means[0], summed=True))
+            elif averages_in_paper and sums and not means and not divides:  # 1/N Σ is an average
+                findings.append(_finding(function, equation, sums[0], summed=False))
+    return findings
