@@ -263,3 +263,17 @@ def test_check_with_a_malformed_decisions_file_is_one_clear_error(tmp_path):
 def test_check_without_a_paper_says_how_to_give_one(tmp_path):
     result = run("check", str(tmp_path))
     assert result.returncode == 2 and "--paper" in result.stderr
+
+
+def test_check_reads_around_a_syntax_error_and_says_so(tmp_path):
+    import shutil
+
+    workspace = tmp_path / "workspace"
+    shutil.copytree(EXAMPLE_WORKSPACE, workspace)
+    (workspace / "pyproject.toml").write_text(f'[tool.paperlens]\npaper = "{EXAMPLE_PAPER.as_posix()}"\n')
+    (workspace / "broken.py").write_text("import torch\nopt = torch.optim.AdamW(params, lr=1e-2)\ndef oops(:\n    pass\n")
+    result = run("check", str(workspace), "--fail-on", "never")
+    assert result.returncode == 0, result.stderr
+    assert "note: broken.py:" in result.stdout and "syntax" in result.stdout.lower()
+    assert "broken.py:2:" in result.stdout and "learning rate = 3e-4" in result.stdout  # read before the error
+    assert "train.py:30:" in result.stdout  # the rest of the workspace is unaffected

@@ -363,5 +363,5 @@ def check(root: Path, spec: PaperSpec, index: CodeIndex, decisions: DecisionsFil
     findings += [_recorded(f, decisions) for f in workspace_wide]
     order = {"divergence": 0, "guess": 1, "unimplemented": 2}
     findings.sort(key=lambda f: (order[f.kind], f.code.file if f.code else "~", f.code.line if f.code else 0))
-    problems = [f"{file.file}: {p.message}" for file in index.files for p in file.problems]
+    problems = [p.message if p.message.startswith(file.file) else f"{file.file}: {p.message}" for file in index.files for p in file.problems]
     return CheckReport(paper=spec.main_file, workspace=str(root), findings=findings, problems=problems)
