@@ -80,6 +80,15 @@ CASES = [
         loss_py='def loss(per_example, reg, lam=0.1):\n    """Eq. (1)."""\n    return per_example.mean() + lam * reg\n',
     ),
     _case("the sum kept", loss_py='def loss(per_example, reg, lam=0.1):\n    """Eq. (1)."""\n    return per_example.sum() + lam * reg\n'),
+    _case(
+        "a term dropped",
+        {("divergence", "terms")},
+        loss_py='def loss(per_example, reg):\n    """Eq. (1)."""\n    total = per_example.sum()\n    return total\n',
+    ),
+    _case(
+        "terms added up in a loop",
+        loss_py='def loss(parts):\n    """Eq. (1)."""\n    total = 0\n    for part in parts:\n        total = total + part.sum()\n    return total\n',
+    ),
     # look-alikes
     _case("a plotting alpha and the paper's λ", plot_py="import matplotlib.pyplot as plt\nplt.plot([1, 2], alpha=0.3)\nlam = 0.1\n"),
     _case("λ differs", {("divergence", "lambda")}, train_py="lam = 1.0\n"),

@@ -33,7 +33,7 @@ from ..extract.hyperparameters import symbol_name
 from ..readiness import assess
 from ..readiness.finders import NOT_A_SETTING, Reading, used_components
 from ..readiness.knowledge import requirements
-from .equations import reduction_findings
+from .equations import equation_findings
 
 # Component kinds where a paper naming one and the code using another is a divergence. Activations
 # and losses are left out: a backbone's ReLU beside the paper's GELU head is not a contradiction.
@@ -357,7 +357,7 @@ def check(root: Path, spec: PaperSpec, index: CodeIndex, decisions: DecisionsFil
     findings: list[Finding] = [f for file in index.files for f in check_file(root, facts, file, context)]
     workspace_wide = (
         _check_components([c for f in index.files for c in f.components], facts)
-        + reduction_findings(root, spec, index)
+        + equation_findings(root, spec, index)
         + _unimplemented(spec, index)
     )
     findings += [_recorded(f, decisions) for f in workspace_wide]

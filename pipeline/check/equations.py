@@ -1,9 +1,11 @@
-"""Equation-level checks where an anchor ties a function to an equation: a sum written as a mean,
-or a mean written as a sum. Only anchored functions are read, so the cost is a few small parses."""
+"""Equation-level checks where an anchor ties a function to an equation: a sum written as a mean (or
+a mean as a sum), and a term of the equation that the function's result leaves out. Only anchored
+functions are read, so the cost is a few small parses."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from ...schemas import CodeIndex, CodeLocation, Equation, Evidence, Finding, Fix, FunctionSite, PaperSpec
@@ -65,7 +67,79 @@ def _finding(function: FunctionSite, equation: Equation, call: ast.Call, summed:
     )
 
 
-def reduction_findings(root: Path, spec: PaperSpec, index: CodeIndex) -> list[Finding]:
+# Delimiters without braces whose inside must not count: norms, absolute values, \left…\right.
+_DELIMITED = re.compile(r"\\left.*?\\right\S?|\\lVert.*?\\rVert|\\\|.*?\\\||\\lvert.*?\\rvert|\|[^|]*\|")
+
+
+def equation_terms(latex: str) -> int:
+    """Top-level additive terms right of the defining `=`: `L = A + \\lambda B` has 2."""
+    latex = _DELIMITED.sub("X", latex)
+    depth = 0
+    right = latex
+    for i, char in enumerate(latex):
+        depth += char in "{([" and 1 or 0
+        depth -= char in "})]" and 1 or 0
+        if char == "=" and depth == 0 and latex[i - 1 : i] not in ("<", ">", "!", ":"):
+            right = latex[i + 1 :]
+            break
+    terms, depth, pending = 0, 0, True
+    for char in right.strip().rstrip(".,;").strip():
+        if char in "{([":
+            depth += 1
+        elif char in "})]":
+            depth -= 1
+        if depth == 0 and char in "+-":
+            pending = True
+        elif pending and not char.isspace():
+            terms, pending = terms + 1, False
+    return terms
+
+
+def _code_terms(expression: ast.expr) -> int:
+    if isinstance(expression, ast.BinOp) and isinstance(expression.op, (ast.Add, ast.Sub)):
+        return _code_terms(expression.left) + _code_terms(expression.right)
+    return 1
+
+
+def _returned_terms(node: ast.AST) -> int | None:
+    """Terms of what the function returns, following one local name; None when it cannot be told
+    (several returns, a tuple, a loop or `+=` that accumulates)."""
+    returns = [n for n in ast.walk(node) if isinstance(n, ast.Return) and n.value is not None]
+    if len(returns) != 1 or isinstance(returns[0].value, ast.Tuple):
+        return None
+    if any(isinstance(n, (ast.For, ast.While, ast.AugAssign, ast.comprehension)) for n in ast.walk(node)):
+        return None
+    value = returns[0].value
+    if isinstance(value, ast.Name):
+        assigned = [n for n in ast.walk(node) if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in n.targets)]
+        if len(assigned) != 1:
+            return None
+        value = assigned[0].value
+    return _code_terms(value)
+
+
+def _missing_term(function: FunctionSite, equation: Equation, node: ast.AST) -> Finding | None:
+    paper_terms = equation_terms(equation.latex or "")
+    code_terms = _returned_terms(node)
+    if code_terms is None or paper_terms < 2 or code_terms >= paper_terms:
+        return None
+    return Finding(
+        id=f"divergence:terms:eq{equation.number}:{function.location.file}:{function.location.line + 1}",
+        kind="divergence",
+        severity="warning",
+        confidence=0.5,
+        confidence_note="terms are counted, not matched: a term may be computed elsewhere and added by the caller",
+        message=f"Eq. ({equation.number}) adds {paper_terms} terms, but {function.qualname} returns {code_terms}",
+        setting="terms",
+        code=function.location,
+        code_value=str(code_terms),
+        paper_value=str(paper_terms),
+        paper=[Evidence(quote=equation.latex or equation.text, location=equation.location)],
+        fixes=[Fix(kind="record-deviation", title="Record this as a deliberate deviation")],
+    )
+
+
+def equation_findings(root: Path, spec: PaperSpec, index: CodeIndex) -> list[Finding]:
     by_number = {e.number: e for e in spec.equations if e.number}
     by_label = {e.label: e for e in spec.equations if e.label and e.number}
     findings: list[Finding] = []
@@ -90,6 +164,8 @@ def reduction_findings(root: Path, spec: PaperSpec, index: CodeIndex) -> list[Fi
             latex = equation.latex
             sums_in_paper = any(m in latex for m in SUM_MARKERS)
             averages_in_paper = any(m in latex for m in MEAN_MARKERS)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (missing := _missing_term(function, equation, node)):
+                findings.append(missing)
             means, sums, divides = _reductions(node)
             if sums_in_paper and not averages_in_paper and means and not sums:
                 findings.append(_finding(function, equation, means[0], summed=True))
