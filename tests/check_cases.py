@@ -16,7 +16,10 @@ The training loss sums the per-example losses and a regulariser:
 \begin{equation}
 \mathcal{L} = \sum_{i=1}^{N} \ell_i + \lambda R \label{eq:loss}
 \end{equation}
-where $\lambda$ weighs the regulariser; we set $\lambda = 0.1$.
+where $\lambda$ weighs the regulariser; we set $\lambda = 0.1$. The per-example loss is
+\begin{equation}
+\ell_i = -\log p_i \label{eq:nll}
+\end{equation}
 Every block uses LayerNorm, and the logits are divided by a temperature $\tau = 0.07$.
 \section{Experiments}
 We train with AdamW, a learning rate of $3\times10^{-4}$, a weight decay of 0.05 and a batch size of
@@ -84,6 +87,16 @@ CASES = [
         "a term dropped",
         {("divergence", "terms")},
         loss_py='def loss(per_example, reg):\n    """Eq. (1)."""\n    total = per_example.sum()\n    return total\n',
+    ),
+    _case(
+        "a minus sign dropped",
+        {("divergence", "sign")},
+        loss_py='import torch\n\n\ndef nll(p):\n    """Eq. (2)."""\n    return torch.log(p)\n',
+    ),
+    _case("the minus sign kept", loss_py='import torch\n\n\ndef nll(p):\n    """Eq. (2)."""\n    return -torch.log(p)\n'),
+    _case(
+        "the sign inside a library loss",
+        loss_py='import torch.nn.functional as F\n\n\ndef nll(logits, y):\n    """Eq. (2)."""\n    return F.cross_entropy(logits, y)\n',
     ),
     _case(
         "terms added up in a loop",

@@ -1,5 +1,5 @@
 """Equation-level checks where an anchor ties a function to an equation: a sum written as a mean (or
-a mean as a sum), and a term of the equation that the function's result leaves out. Only anchored
+a mean as a sum), a term of the equation that the function's result leaves out, and a dropped minus. Only anchored
 functions are read, so the cost is a few small parses."""
 
 from __future__ import annotations
@@ -139,6 +139,50 @@ def _missing_term(function: FunctionSite, equation: Equation, node: ast.AST) -> 
     )
 
 
+# Calls that carry the minus sign of a log-likelihood themselves.
+NEGATING_CALLS = {"cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "kl_div", "KLDivLoss", "softmax_cross_entropy", "sigmoid_binary_cross_entropy"}
+
+
+def _negated_in_paper(latex: str) -> bool:
+    """The right side of the defining `=` is one term that starts with a minus: `L = -\\sum ...`."""
+    if equation_terms(latex) != 1:
+        return False
+    right = latex.split("=", 1)[1] if "=" in latex else latex
+    return right.lstrip().startswith("-")
+
+
+def _negates(node: ast.AST) -> bool:
+    for child in ast.walk(node):
+        if isinstance(child, ast.UnaryOp) and isinstance(child.op, ast.USub):
+            return True
+        if isinstance(child, ast.BinOp) and isinstance(child.op, ast.Sub):
+            return True
+        if isinstance(child, ast.Call):
+            name = child.func.attr if isinstance(child.func, ast.Attribute) else getattr(child.func, "id", "")
+            if name in NEGATING_CALLS:
+                return True
+    return False
+
+
+def _missing_sign(function: FunctionSite, equation: Equation, node: ast.AST) -> Finding | None:
+    if not _negated_in_paper(equation.latex or "") or _returned_terms(node) is None or _negates(node):
+        return None
+    return Finding(
+        id=f"divergence:sign:eq{equation.number}:{function.location.file}:{function.location.line + 1}",
+        kind="divergence",
+        severity="warning",
+        confidence=0.5,
+        confidence_note="no minus sign, negation or negative log-likelihood call is seen in the function",
+        message=f"Eq. ({equation.number}) is negated, but {function.qualname} returns it without a minus sign",
+        setting="sign",
+        code=function.location,
+        code_value="+",
+        paper_value="-",
+        paper=[Evidence(quote=equation.latex or equation.text, location=equation.location)],
+        fixes=[Fix(kind="record-deviation", title="Record this as a deliberate deviation")],
+    )
+
+
 def equation_findings(root: Path, spec: PaperSpec, index: CodeIndex) -> list[Finding]:
     by_number = {e.number: e for e in spec.equations if e.number}
     by_label = {e.label: e for e in spec.equations if e.label and e.number}
@@ -164,8 +208,8 @@ def equation_findings(root: Path, spec: PaperSpec, index: CodeIndex) -> list[Fin
             latex = equation.latex
             sums_in_paper = any(m in latex for m in SUM_MARKERS)
             averages_in_paper = any(m in latex for m in MEAN_MARKERS)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (missing := _missing_term(function, equation, node)):
-                findings.append(missing)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                findings += [f for f in (_missing_term(function, equation, node), _missing_sign(function, equation, node)) if f]
             means, sums, divides = _reductions(node)
             if sums_in_paper and not averages_in_paper and means and not sums:
                 findings.append(_finding(function, equation, means[0], summed=True))
