@@ -55,7 +55,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 1 when an open finding is at least this severe (default: error)",
     )
     check.set_defaults(run=run_check)
+    serve = commands.add_parser("serve", help="run the language server over stdio (what the editor starts)")
+    serve.set_defaults(run=run_serve)
     return parser
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    # Imported here: the pipeline never imports the server (only `paperlens serve` starts it).
+    from importlib import import_module
+
+    import_module("paperlens.server.app").main()
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,176 @@
+"""The paperlens language server: the paper's checks, live in the editor.
+
+Handlers stay thin: they find the document, call `paperlens.pipeline`, and convert the result to
+LSP types (`convert.py`). Slow work (reading the paper, indexing the workspace) runs in a thread, and
+analysis after an edit is debounced so a burst of edits gives one analysis of the last version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from paperlens.pipeline.check import PaperFacts, WorkspaceContext, check_file, paper_facts
+from paperlens.pipeline.code import index_source, index_workspace
+from paperlens.pipeline.decisions import load_decisions
+from paperlens.pipeline.errors import UserError
+from paperlens.pipeline.ingest import read_paper
+from paperlens.pipeline.workspace import find_paper, load_settings
+from paperlens.schemas import CodeIndex, FileIndex, Finding, PaperSpec, WorkspaceSettings
+
+from .convert import hover_markdown, to_diagnostic
+
+log = logging.getLogger("paperlens.server")
+DEBOUNCE_SECONDS = 0.3
+SOURCE = "paperlens"
+
+
+class PaperlensServer(LanguageServer):
+    """All state lives here: the paper, the workspace index, and pending analyses per document."""
+
+    def __init__(self) -> None:
+        super().__init__(name="paperlens", version="0.1.0")
+        self.root: Path | None = None
+        self.settings = WorkspaceSettings()
+        self.paper_override: str | None = None
+        self.spec: PaperSpec | None = None
+        self.facts: PaperFacts | None = None
+        self.index: CodeIndex | None = None
+        self.context = WorkspaceContext()
+        self.ready = asyncio.Event()
+        self.pending: dict[str, asyncio.Task] = {}
+        self.findings: dict[str, list[Finding]] = {}
+        self.file_indexes: dict[str, FileIndex] = {}
+
+    # -- pipeline calls (run in a thread) -----------------------------------------------------
+
+    def load(self) -> None:
+        """Read the settings, the paper, the decisions and the workspace."""
+        assert self.root is not None
+        self.settings = load_settings(self.root)
+        paper = Path(self.paper_override).expanduser() if self.paper_override else find_paper(self.root, self.settings)
+        if not paper.is_absolute():
+            paper = self.root / paper
+        self.spec = read_paper(paper)
+        self.facts = paper_facts(self.spec, load_decisions(self.root))
+        self.index = index_workspace(self.root, include=self.settings.include, exclude=self.settings.exclude)
+        self.context = WorkspaceContext.of(self.index)
+
+    def analyse(self, relative: str, source: str) -> list[Finding]:
+        assert self.root is not None and self.facts is not None
+        file_index = index_source(relative, source)
+        self.file_indexes[relative] = file_index
+        return check_file(self.root, self.facts, file_index, self.context)
+
+    def relative(self, uri: str) -> str | None:
+        path = to_fs_path(uri)
+        if path is None or self.root is None:
+            return None
+        try:
+            return Path(path).resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+
+server = PaperlensServer()
+
+
+def _settings_from(options: object) -> str | None:
+    """The paper from `initializationOptions` ({"paperlens": {"paper": ...}} or {"paper": ...}); a
+    malformed value is reported and ignored."""
+    if not isinstance(options, dict):
+        return None
+    section = options.get("paperlens", options)
+    paper = section.get("paper") if isinstance(section, dict) else None
+    if paper is not None and not isinstance(paper, str):
+        log.warning("paperlens.paper must be a path string, not %r; using the default", paper)
+        return None
+    return paper
+
+
+@server.feature(lsp.INITIALIZE)
+def on_initialize(ls: PaperlensServer, params: lsp.InitializeParams) -> None:
+    folders = params.workspace_folders or []
+    uri = folders[0].uri if folders else params.root_uri
+    path = to_fs_path(uri) if uri else None
+    ls.root = Path(path).resolve() if path else Path.cwd()
+    ls.paper_override = _settings_from(params.initialization_options)
+
+
+@server.feature(lsp.INITIALIZED)
+async def on_initialized(ls: PaperlensServer, params: lsp.InitializedParams) -> None:
+    try:
+        await asyncio.to_thread(ls.load)
+    except UserError as err:
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"paperlens: {err}"))
+        return
+    ls.ready.set()
+    for document in list(ls.workspace.text_documents.values()):
+        _schedule(ls, document.uri, delay=0)
+
+
+async def _analyse_later(ls: PaperlensServer, uri: str, delay: float) -> None:
+    await asyncio.sleep(delay)
+    await ls.ready.wait()
+    if uri not in ls.workspace.text_documents:
+        return
+    document = ls.workspace.get_text_document(uri)
+    relative = ls.relative(uri)
+    if relative is None or not relative.endswith(".py"):
+        return
+    version = document.version
+    findings = await asyncio.to_thread(ls.analyse, relative, document.source)
+    if ls.workspace.get_text_document(uri).version != version:
+        return  # a newer edit is on its way
+    ls.findings[uri] = findings
+    ls.text_document_publish_diagnostics(
+        lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=[to_diagnostic(f, ls.spec) for f in findings])
+    )
+
+
+def _schedule(ls: PaperlensServer, uri: str, delay: float = DEBOUNCE_SECONDS) -> None:
+    if (previous := ls.pending.pop(uri, None)) is not None:
+        previous.cancel()
+    ls.pending[uri] = asyncio.ensure_future(_analyse_later(ls, uri, delay))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: PaperlensServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    _schedule(ls, params.text_document.uri, delay=0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: PaperlensServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    _schedule(ls, params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: PaperlensServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if (task := ls.pending.pop(uri, None)) is not None:
+        task.cancel()
+    ls.findings.pop(uri, None)
+    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+def hover(ls: PaperlensServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    """The finding under the cursor with the paper's quote, or what the paper states for the value."""
+    line, character = params.position.line, params.position.character
+    for finding in ls.findings.get(params.text_document.uri, []):
+        code = finding.code
+        if code is not None and code.line <= line <= (code.end_line if code.end_line is not None else code.line):
+            return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=hover_markdown(finding)))
+    return None
+
+
+def main() -> None:
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO)  # stdout is the JSON-RPC channel
+    logging.getLogger("pygls").setLevel(logging.WARNING)  # it logs every message it sends at INFO
+    server.start_io()

@@ -1,0 +1,56 @@
+"""pipeline results → LSP types. The only place that knows both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types as lsp
+
+from paperlens.schemas import Finding, PaperSpec
+
+SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning, "info": lsp.DiagnosticSeverity.Information}
+
+
+def _range(finding: Finding) -> lsp.Range:
+    code = finding.code
+    assert code is not None
+    end_line = code.end_line if code.end_line is not None else code.line
+    end_column = code.end_column if code.end_column is not None else code.column + 1
+    return lsp.Range(start=lsp.Position(line=code.line, character=code.column), end=lsp.Position(line=end_line, character=end_column))
+
+
+def to_diagnostic(finding: Finding, spec: PaperSpec | None) -> lsp.Diagnostic:
+    related = []
+    if spec is not None:
+        for evidence in finding.paper:
+            location = evidence.location
+            if location.line is None:
+                continue  # a PDF page has no text range; the hover shows it
+            uri = (Path(spec.root) / location.file).as_uri()
+            start = lsp.Position(line=location.line, character=location.column or 0)
+            related.append(
+                lsp.DiagnosticRelatedInformation(
+                    location=lsp.Location(uri=uri, range=lsp.Range(start=start, end=start)),
+                    message=" ".join(evidence.quote.split())[:200],
+                )
+            )
+    severity = SEVERITY[finding.severity] if finding.status == "open" else lsp.DiagnosticSeverity.Hint
+    return lsp.Diagnostic(
+        range=_range(finding),
+        message=finding.message + (f" (recorded: {finding.decision})" if finding.status == "recorded" else ""),
+        severity=severity,
+        code=finding.kind,
+        source="paperlens",
+        related_information=related or None,
+        data={"id": finding.id},
+    )
+
+
+def hover_markdown(finding: Finding) -> str:
+    lines = [f"**paperlens — {finding.kind}**: {finding.message}", ""]
+    for evidence in finding.paper:
+        quote = " ".join(evidence.quote.split())
+        lines += [f"> {quote}", "", f"— {evidence.location.short()}", ""]
+    if finding.confidence_note:
+        lines.append(f"_Confidence {finding.confidence:.0%}: {finding.confidence_note}_")
+    return "\n".join(lines).strip() + "\n"
