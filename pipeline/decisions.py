@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from ..schemas import DecisionsFile
+from ..schemas import Assumption, DecisionsFile, Deviation, Finding
 from .errors import DecisionsError
 
 DECISIONS_PATH = Path(".paperlens") / "decisions.yaml"
@@ -69,3 +69,26 @@ def save_decisions(workspace: Path, decisions: DecisionsFile) -> Path:
         Path(handle.name).unlink(missing_ok=True)
         raise
     return path
+
+
+def record(decisions: DecisionsFile, finding: Finding, reason: str) -> DecisionsFile:
+    """The decisions with `finding` recorded: a deviation for a divergence, an assumption for a guess."""
+    if finding.setting is None:
+        raise DecisionsError(f"{finding.id}: only findings about a setting can be recorded")
+    if finding.kind == "guess":
+        ids = {a.id for a in decisions.assumptions}
+        entry = Assumption(id=_next_id("a", ids), setting=finding.setting, component=finding.component, value=finding.code_value, reason=reason)
+        return decisions.model_copy(update={"assumptions": [*decisions.assumptions, entry]})
+    ids = {d.id for d in decisions.deviations}
+    entry = Deviation(
+        id=_next_id("d", ids), setting=finding.setting, component=finding.component, paper_value=finding.paper_value,
+        code_value=finding.code_value, reason=reason, file=finding.code.file if finding.code else None,
+    )  # fmt: skip
+    return decisions.model_copy(update={"deviations": [*decisions.deviations, entry]})
+
+
+def _next_id(prefix: str, taken: set[str]) -> str:
+    n = 1
+    while f"{prefix}{n}" in taken:
+        n += 1
+    return f"{prefix}{n}"

@@ -18,13 +18,13 @@ from pygls.uris import to_fs_path
 
 from paperlens.pipeline.check import PaperFacts, WorkspaceContext, check_file, paper_facts
 from paperlens.pipeline.code import index_source, index_workspace
-from paperlens.pipeline.decisions import load_decisions
+from paperlens.pipeline.decisions import DECISIONS_PATH, decisions_path, load_decisions, record, render_decisions
 from paperlens.pipeline.errors import UserError
 from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.workspace import find_paper, load_settings
-from paperlens.schemas import CodeIndex, FileIndex, Finding, PaperSpec, WorkspaceSettings
+from paperlens.schemas import CodeIndex, DecisionsFile, FileIndex, Finding, PaperSpec, WorkspaceSettings
 
-from .convert import hover_markdown, to_diagnostic
+from .convert import hover_markdown, to_diagnostic, to_range
 
 log = logging.getLogger("paperlens.server")
 DEBOUNCE_SECONDS = 0.3
@@ -43,6 +43,7 @@ class PaperlensServer(LanguageServer):
         self.facts: PaperFacts | None = None
         self.index: CodeIndex | None = None
         self.context = WorkspaceContext()
+        self.decisions = DecisionsFile()
         self.ready = asyncio.Event()
         self.pending: dict[str, asyncio.Task] = {}
         self.findings: dict[str, list[Finding]] = {}
@@ -58,7 +59,8 @@ class PaperlensServer(LanguageServer):
         if not paper.is_absolute():
             paper = self.root / paper
         self.spec = read_paper(paper)
-        self.facts = paper_facts(self.spec, load_decisions(self.root))
+        self.decisions = load_decisions(self.root)
+        self.facts = paper_facts(self.spec, self.decisions)
         self.index = index_workspace(self.root, include=self.settings.include, exclude=self.settings.exclude)
         self.context = WorkspaceContext.of(self.index)
 
@@ -159,10 +161,90 @@ def did_close(ls: PaperlensServer, params: lsp.DidCloseTextDocumentParams) -> No
     ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
+async def _reload(ls: PaperlensServer) -> None:
+    """The paper or the decisions changed: read them again, then re-check every open file."""
+    try:
+        await asyncio.to_thread(ls.load)
+    except UserError as err:
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"paperlens: {err}"))
+        return
+    for document in list(ls.workspace.text_documents.values()):
+        _schedule(ls, document.uri, delay=0)
+
+
+def _is_input_of_the_check(ls: PaperlensServer, uri: str) -> bool:
+    """The decisions file, or one of the paper's own files."""
+    if ls.relative(uri) == DECISIONS_PATH.as_posix():
+        return True
+    path = to_fs_path(uri)
+    if not path or ls.spec is None:
+        return False
+    try:
+        return Path(path).resolve().relative_to(Path(ls.spec.root)).as_posix() in ls.spec.files
+    except ValueError:
+        return False
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+async def did_save(ls: PaperlensServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    if _is_input_of_the_check(ls, params.text_document.uri):
+        await _reload(ls)
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+async def did_change_watched_files(ls: PaperlensServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    if any(_is_input_of_the_check(ls, change.uri) for change in params.changes):
+        await _reload(ls)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
+def code_actions(ls: PaperlensServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """Use the paper's value (an exact edit); record a deviation or an assumption (an edit of the
+    decisions file, which the user sees and can undo)."""
+    uri = params.text_document.uri
+    first, last = params.range.start.line, params.range.end.line
+    actions = []
+    for finding in ls.findings.get(uri, []):
+        code = finding.code
+        if code is None or finding.status != "open" or not (code.line <= last and (code.end_line or code.line) >= first):
+            continue
+        diagnostic = to_diagnostic(finding, ls.spec)
+        for fix in finding.fixes:
+            if fix.edit is not None:
+                edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=to_range(fix.edit.location), new_text=fix.edit.new_text)]})
+            elif fix.kind in ("record-deviation", "record-assumption") and ls.root is not None:
+                edit = _decisions_edit(ls, finding)
+            else:
+                continue
+            actions.append(lsp.CodeAction(title=fix.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], edit=edit, is_preferred=fix.kind == "use-paper-value"))
+    return actions
+
+
+def _decisions_edit(ls: PaperlensServer, finding: Finding) -> lsp.WorkspaceEdit:
+    assert ls.root is not None
+    path = decisions_path(ls.root)
+    reason = "TODO: say why" if finding.kind == "divergence" else "TODO: say why this value"
+    text = render_decisions(record(ls.decisions, finding, reason))
+    uri = path.as_uri()
+    if not path.exists():
+        return lsp.WorkspaceEdit(
+            document_changes=[
+                lsp.CreateFile(uri=uri, options=lsp.CreateFileOptions(ignore_if_exists=True)),
+                lsp.TextDocumentEdit(
+                    text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                    edits=[lsp.TextEdit(range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)), new_text=text)],
+                ),
+            ]
+        )
+    old = path.read_text(encoding="utf-8").split("\n")
+    whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=len(old), character=0))
+    return lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=whole, new_text=text)]})
+
+
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 def hover(ls: PaperlensServer, params: lsp.HoverParams) -> lsp.Hover | None:
     """The finding under the cursor with the paper's quote, or what the paper states for the value."""
-    line, character = params.position.line, params.position.character
+    line = params.position.line
     for finding in ls.findings.get(params.text_document.uri, []):
         code = finding.code
         if code is not None and code.line <= line <= (code.end_line if code.end_line is not None else code.line):

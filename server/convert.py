@@ -6,14 +6,12 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from paperlens.schemas import Finding, PaperSpec
+from paperlens.schemas import CodeLocation, Finding, PaperSpec
 
 SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning, "info": lsp.DiagnosticSeverity.Information}
 
 
-def _range(finding: Finding) -> lsp.Range:
-    code = finding.code
-    assert code is not None
+def to_range(code: CodeLocation) -> lsp.Range:
     end_line = code.end_line if code.end_line is not None else code.line
     end_column = code.end_column if code.end_column is not None else code.column + 1
     return lsp.Range(start=lsp.Position(line=code.line, character=code.column), end=lsp.Position(line=end_line, character=end_column))
@@ -36,7 +34,7 @@ def to_diagnostic(finding: Finding, spec: PaperSpec | None) -> lsp.Diagnostic:
             )
     severity = SEVERITY[finding.severity] if finding.status == "open" else lsp.DiagnosticSeverity.Hint
     return lsp.Diagnostic(
-        range=_range(finding),
+        range=to_range(finding.code),
         message=finding.message + (f" (recorded: {finding.decision})" if finding.status == "recorded" else ""),
         severity=severity,
         code=finding.kind,

@@ -220,3 +220,13 @@ def test_a_plotting_alpha_is_not_the_papers_alpha(tmp_path, paper):
     index = CodeIndex(root=str(tmp_path), files=[FileIndex(file="train.py", sha256="x", language="python", values=[plotting, method], functions=[function])])
     findings = check(tmp_path, paper, index, DecisionsFile()).findings
     assert [(f.setting, f.code_value) for f in findings] == [("alpha", "0.2")]
+
+
+def test_recording_a_finding_adds_the_next_decision(tmp_path, paper):
+    from paperlens.pipeline.decisions import record
+
+    site = _site("weight_decay", 5e-4, "5e-4", normalized_name="weight_decay")
+    [finding] = _run(tmp_path, paper, [site]).findings
+    decisions = record(DecisionsFile(deviations=[Deviation(id="d1", setting="lr", reason="x")]), finding, "because")
+    added = decisions.deviations[-1]
+    assert (added.id, added.setting, added.code_value, added.paper_value, added.file) == ("d2", "weight_decay", "5e-4", "0.05", "train.py")

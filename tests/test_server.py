@@ -87,3 +87,57 @@ async def test_an_edit_to_the_papers_value_clears_the_diagnostic(client: Languag
     diagnostics = await _diagnostics(client, uri)
     assert not [d for d in diagnostics if "weight_decay" in d.message]
     assert any("alpha = 0.2" in d.message for d in diagnostics)  # the rest of the file is still checked
+
+
+def _apply(text: str, edits: list[lsp.TextEdit]) -> str:
+    lines = text.split("\n")
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        start, end = edit.range.start, edit.range.end
+        head = "\n".join(lines[: start.line] + [lines[start.line][: start.character]]) if start.line < len(lines) else text
+        tail = "\n".join([lines[end.line][end.character :]] + lines[end.line + 1 :]) if end.line < len(lines) else ""
+        text = head + edit.new_text + tail
+        lines = text.split("\n")
+    return text
+
+
+async def _actions(client: LanguageClient, uri: str, diagnostic: lsp.Diagnostic) -> dict[str, lsp.CodeAction]:
+    actions = await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri), range=diagnostic.range, context=lsp.CodeActionContext(diagnostics=[diagnostic])
+        )
+    )
+    return {action.title: action for action in actions}
+
+
+async def test_use_the_papers_value_removes_the_diagnostic(client: LanguageClient):
+    uri, text = _open(client, "train.py")
+    diagnostic = next(d for d in await _diagnostics(client, uri) if "weight_decay" in d.message)
+    action = (await _actions(client, uri, diagnostic))["Use the paper's value (0.05)"]
+    fixed = _apply(text, action.edit.changes[uri])
+    assert "weight_decay=0.05)" in fixed and fixed.count("\n") == text.count("\n")
+    client.diagnostics.pop(uri)
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=fixed)],
+        )
+    )
+    assert not [d for d in await _diagnostics(client, uri) if "weight_decay" in d.message]
+
+
+async def test_recording_a_deviation_turns_the_diagnostic_into_a_recorded_note(client: LanguageClient):
+    uri, _ = _open(client, "train.py")
+    diagnostic = next(d for d in await _diagnostics(client, uri) if "weight_decay" in d.message)
+    action = (await _actions(client, uri, diagnostic))["Record this as a deliberate deviation"]
+    create, write = action.edit.document_changes
+    decisions = client.workspace_path / ".paperlens" / "decisions.yaml"
+    assert create.uri == decisions.as_uri()
+    decisions.parent.mkdir()
+    decisions.write_text(write.edits[0].new_text)  # what the editor does when the user applies it
+    assert "setting: weight_decay" in decisions.read_text()
+    client.diagnostics.pop(uri)
+    client.workspace_did_change_watched_files(
+        lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=decisions.as_uri(), type=lsp.FileChangeType.Created)])
+    )
+    recorded = next(d for d in await _diagnostics(client, uri) if "weight_decay" in d.message)
+    assert recorded.severity == lsp.DiagnosticSeverity.Hint and "(recorded: d1)" in recorded.message
