@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from lsprotocol import types as lsp
+from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -28,6 +29,7 @@ from .convert import hover_markdown, to_diagnostic, to_range
 
 log = logging.getLogger("paperlens.server")
 DEBOUNCE_SECONDS = 0.3
+WATCHED = ("**/.paperlens/decisions.yaml", "**/*.tex", "**/*.md", "**/*.pdf")
 SOURCE = "paperlens"
 
 
@@ -39,6 +41,7 @@ class PaperlensServer(LanguageServer):
         self.root: Path | None = None
         self.settings = WorkspaceSettings()
         self.paper_override: str | None = None
+        self.settings_problem: str | None = None
         self.spec: PaperSpec | None = None
         self.facts: PaperFacts | None = None
         self.index: CodeIndex | None = None
@@ -83,17 +86,16 @@ class PaperlensServer(LanguageServer):
 server = PaperlensServer()
 
 
-def _settings_from(options: object) -> str | None:
-    """The paper from `initializationOptions` ({"paperlens": {"paper": ...}} or {"paper": ...}); a
-    malformed value is reported and ignored."""
+def _settings_from(options: object) -> tuple[str | None, str | None]:
+    """The paper from `initializationOptions` ({"paperlens": {"paper": ...}} or {"paper": ...}), and
+    a message when the value is malformed (it is then ignored)."""
     if not isinstance(options, dict):
-        return None
+        return None, None
     section = options.get("paperlens", options)
     paper = section.get("paper") if isinstance(section, dict) else None
     if paper is not None and not isinstance(paper, str):
-        log.warning("paperlens.paper must be a path string, not %r; using the default", paper)
-        return None
-    return paper
+        return None, f"paperlens: the setting paperlens.paper must be a path, not {paper!r}; using the default"
+    return paper, None
 
 
 @server.feature(lsp.INITIALIZE)
@@ -102,11 +104,29 @@ def on_initialize(ls: PaperlensServer, params: lsp.InitializeParams) -> None:
     uri = folders[0].uri if folders else params.root_uri
     path = to_fs_path(uri) if uri else None
     ls.root = Path(path).resolve() if path else Path.cwd()
-    ls.paper_override = _settings_from(params.initialization_options)
+    ls.paper_override, ls.settings_problem = _settings_from(params.initialization_options)
+
+
+async def _register(ls: PaperlensServer, watchers: list[lsp.FileSystemWatcher]) -> None:
+    registration = lsp.Registration(
+        id="paperlens-watch",
+        method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+    )
+    try:
+        await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
+    except Exception as err:  # a client that claims the capability but refuses: saves still reload
+        log.warning("could not watch the paper and decisions files: %s", err)
 
 
 @server.feature(lsp.INITIALIZED)
 async def on_initialized(ls: PaperlensServer, params: lsp.InitializedParams) -> None:
+    if ls.settings_problem:
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=ls.settings_problem))
+    if get_capability(ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration", False):
+        # The decisions file and the paper change on disk, outside the editor's buffers.
+        watchers = [lsp.FileSystemWatcher(glob_pattern=pattern) for pattern in WATCHED]
+        await _register(ls, watchers)
     try:
         await asyncio.to_thread(ls.load)
     except UserError as err:

@@ -23,8 +23,13 @@ WORKSPACE = EXAMPLE_PAPER.parent / "workspace"
 async def client(lsp_client: LanguageClient, request, tmp_path):
     workspace = tmp_path / "workspace"
     shutil.copytree(WORKSPACE, workspace)
-    (workspace / "pyproject.toml").write_text(f'[tool.paperlens]\npaper = "{EXAMPLE_PAPER.as_posix()}"\n')
+    paper = tmp_path / "paper"
+    shutil.copytree(EXAMPLE_PAPER, paper)
+    (workspace / "pyproject.toml").write_text('[tool.paperlens]\npaper = "../paper"\n')
     lsp_client.workspace_path = workspace
+    lsp_client.paper_path = paper
+    lsp_client.registrations = []
+    lsp_client.feature(lsp.CLIENT_REGISTER_CAPABILITY)(lambda params: lsp_client.registrations.append(params))
     await lsp_client.initialize_session(
         lsp.InitializeParams(
             capabilities=client_capabilities(request.param),
@@ -141,3 +146,27 @@ async def test_recording_a_deviation_turns_the_diagnostic_into_a_recorded_note(c
     )
     recorded = next(d for d in await _diagnostics(client, uri) if "weight_decay" in d.message)
     assert recorded.severity == lsp.DiagnosticSeverity.Hint and "(recorded: d1)" in recorded.message
+
+
+async def test_a_malformed_setting_is_shown_and_the_default_used(client: LanguageClient):
+    uri, _ = _open(client, "train.py")
+    assert await _diagnostics(client, uri)
+    assert any("paperlens.paper must be a path, not 42" in m.message for m in client.messages)
+    watchers = [w for r in client.registrations for reg in r.registrations for w in reg.register_options["watchers"]]
+    watch_capability = client.capabilities.workspace.did_change_watched_files
+    if watch_capability is not None and watch_capability.dynamic_registration:
+        assert {"globPattern": "**/.paperlens/decisions.yaml"} in watchers
+    else:
+        assert watchers == []  # a client that cannot watch is not asked to
+
+
+async def test_editing_the_paper_on_disk_updates_the_diagnostics(client: LanguageClient):
+    uri, _ = _open(client, "train.py")
+    assert any("weight_decay" in d.message for d in await _diagnostics(client, uri))
+    experiments = client.paper_path / "sections" / "experiments.tex"
+    experiments.write_text(experiments.read_text().replace("weight decay of \\wdecay{}", "weight decay of 5e-4").replace("Weight decay & \\wdecay", "Weight decay & 5e-4"))
+    client.diagnostics.pop(uri)
+    client.workspace_did_change_watched_files(
+        lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=experiments.as_uri(), type=lsp.FileChangeType.Changed)])
+    )
+    assert not [d for d in await _diagnostics(client, uri) if "weight_decay" in d.message]
