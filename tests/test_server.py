@@ -6,7 +6,6 @@ import asyncio
 import shutil
 import sys
 
-import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
