@@ -23,9 +23,10 @@ from paperlens.pipeline.decisions import DECISIONS_PATH, decisions_path, load_de
 from paperlens.pipeline.errors import UserError
 from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.workspace import find_paper, load_settings
-from paperlens.schemas import CodeIndex, DecisionsFile, FileIndex, Finding, PaperSpec, WorkspaceSettings
+from paperlens.pipeline.readiness import assess
+from paperlens.schemas import CodeIndex, DecisionsFile, FileIndex, Finding, Gap, PaperSpec, WorkspaceSettings
 
-from .convert import hover_markdown, to_diagnostic, to_range
+from .convert import gap_diagnostic, hover_markdown, paper_location, to_diagnostic, to_range
 
 log = logging.getLogger("paperlens.server")
 DEBOUNCE_SECONDS = 0.3
@@ -47,6 +48,7 @@ class PaperlensServer(LanguageServer):
         self.index: CodeIndex | None = None
         self.context = WorkspaceContext()
         self.decisions = DecisionsFile()
+        self.gaps: list[Gap] = []
         self.ready = asyncio.Event()
         self.pending: dict[str, asyncio.Task] = {}
         self.findings: dict[str, list[Finding]] = {}
@@ -64,6 +66,7 @@ class PaperlensServer(LanguageServer):
         self.spec = read_paper(paper)
         self.decisions = load_decisions(self.root)
         self.facts = paper_facts(self.spec, self.decisions)
+        self.gaps = assess(self.spec).gaps
         self.index = index_workspace(self.root, include=self.settings.include, exclude=self.settings.exclude)
         self.context = WorkspaceContext.of(self.index)
 
@@ -72,6 +75,17 @@ class PaperlensServer(LanguageServer):
         file_index = index_source(relative, source)
         self.file_indexes[relative] = file_index
         return check_file(self.root, self.facts, file_index, self.context)
+
+    def paper_file(self, uri: str) -> str | None:
+        """The paper's own name for a file of the paper (.tex or .md), else None."""
+        path = to_fs_path(uri)
+        if path is None or self.spec is None or self.spec.source_format == "pdf":
+            return None
+        try:
+            name = Path(path).resolve().relative_to(Path(self.spec.root)).as_posix()
+        except ValueError:
+            return None
+        return name if name in self.spec.files else None
 
     def relative(self, uri: str) -> str | None:
         path = to_fs_path(uri)
@@ -143,6 +157,14 @@ async def _analyse_later(ls: PaperlensServer, uri: str, delay: float) -> None:
     if uri not in ls.workspace.text_documents:
         return
     document = ls.workspace.get_text_document(uri)
+    paper_file = ls.paper_file(uri)
+    if paper_file is not None:
+        # The paper's own gaps, in the paper (as saved: the reading is of the files on disk).
+        gaps = [g for g in ls.gaps if g.evidence[0].location.file == paper_file]
+        ls.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, version=document.version, diagnostics=[gap_diagnostic(g) for g in gaps])
+        )
+        return
     relative = ls.relative(uri)
     if relative is None or not relative.endswith(".py"):
         return
@@ -259,6 +281,34 @@ def _decisions_edit(ls: PaperlensServer, finding: Finding) -> lsp.WorkspaceEdit:
     old = path.read_text(encoding="utf-8").split("\n")
     whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=len(old), character=0))
     return lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=whole, new_text=text)]})
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+def definition(ls: PaperlensServer, params: lsp.DefinitionParams) -> lsp.Location | None:
+    """From an anchor in code (`Eq. (3)`, `eq:loss`, `Sec. 2.1`, `Algorithm 1`) to that place in the paper."""
+    relative = ls.relative(params.text_document.uri)
+    file_index = ls.file_indexes.get(relative or "")
+    if file_index is None or ls.spec is None:
+        return None
+    line, character = params.position.line, params.position.character
+    for anchor in file_index.anchors:
+        where = anchor.location
+        if where.line == line and where.column <= character <= (where.end_column if where.end_column is not None else where.column + len(anchor.text)):
+            target = _anchor_target(ls.spec, anchor.target_kind, anchor.target)
+            return paper_location(ls.spec, target) if target is not None else None
+    return None
+
+
+def _anchor_target(spec: PaperSpec, kind: str, target: str):
+    if kind in ("equation", "label"):
+        return next((e.location for e in spec.equations if target in (e.number, e.label)), None)
+    if kind == "section":
+        return next((s.location for s in spec.sections if target in (s.number, s.label)), None)
+    if kind == "algorithm":
+        return next((a.location for a in spec.algorithms if target in (a.number, a.label)), None)
+    if kind == "table":
+        return next((t.location for t in spec.tables if target in (t.number, t.label)), None)
+    return None
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from paperlens.schemas import CodeLocation, Finding, PaperSpec
+from paperlens.schemas import CodeLocation, Finding, Gap, Location, PaperSpec
 
 SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning, "info": lsp.DiagnosticSeverity.Information}
 
@@ -52,3 +52,28 @@ def hover_markdown(finding: Finding) -> str:
     if finding.confidence_note:
         lines.append(f"_Confidence {finding.confidence:.0%}: {finding.confidence_note}_")
     return "\n".join(lines).strip() + "\n"
+
+
+def paper_location(spec: PaperSpec, location: Location) -> lsp.Location | None:
+    """A text source's line and column; a PDF page has no text range (the paper view opens it)."""
+    if location.line is None:
+        return None
+    start = lsp.Position(line=location.line, character=location.column or 0)
+    end_line = location.end_line if location.end_line is not None else location.line
+    end = lsp.Position(line=end_line, character=location.end_column if location.end_column is not None else start.character)
+    return lsp.Location(uri=(Path(spec.root) / location.file).as_uri(), range=lsp.Range(start=start, end=end))
+
+
+def gap_diagnostic(gap: Gap) -> lsp.Diagnostic:
+    location = gap.evidence[0].location
+    start = lsp.Position(line=location.line or 0, character=location.column or 0)
+    end_line = location.end_line if location.end_line is not None else start.line
+    end = lsp.Position(line=end_line, character=location.end_column if location.end_column is not None else start.character + 1)
+    return lsp.Diagnostic(
+        range=lsp.Range(start=start, end=end),
+        message=f"{gap.title} — ask: {gap.question}",
+        severity=lsp.DiagnosticSeverity.Warning if gap.blocking else lsp.DiagnosticSeverity.Information,
+        code=gap.kind,
+        source="paperlens",
+        data={"id": gap.id, "category": gap.category},
+    )

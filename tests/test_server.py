@@ -169,3 +169,29 @@ async def test_editing_the_paper_on_disk_updates_the_diagnostics(client: Languag
         lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=experiments.as_uri(), type=lsp.FileChangeType.Changed)])
     )
     assert not [d for d in await _diagnostics(client, uri) if "weight_decay" in d.message]
+
+
+async def test_an_open_paper_shows_its_own_gaps(client: LanguageClient):
+    experiments = client.paper_path / "sections" / "experiments.tex"
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=experiments.as_uri(), language_id="latex", version=1, text=experiments.read_text())
+        )
+    )
+    diagnostics = await _diagnostics(client, experiments.as_uri())
+    conflict = next(d for d in diagnostics if d.code == "conflicting-values")
+    assert conflict.severity == lsp.DiagnosticSeverity.Warning and conflict.range.start.line == 7
+    assert "Which one was used" in conflict.message
+
+
+async def test_go_to_definition_from_an_anchor_to_the_equation(client: LanguageClient):
+    uri, text = _open(client, "tlm.py")
+    await _diagnostics(client, uri)
+    line = next(i for i, l in enumerate(text.splitlines()) if "Eq. (3)" in l)
+    column = text.splitlines()[line].index("Eq. (3)") + 2
+    target = await client.text_document_definition_async(
+        lsp.DefinitionParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=line, character=column))
+    )
+    assert target.uri.endswith("sections/method.tex")
+    method = (client.paper_path / "sections" / "method.tex").read_text().splitlines()
+    assert "eq:tempered-weight" in "\n".join(method[target.range.start.line : target.range.end.line + 1])
