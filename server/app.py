@@ -8,7 +8,9 @@ analysis after an edit is debounced so a burst of edits gives one analysis of th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import uuid
 import sys
 from pathlib import Path
 
@@ -58,6 +60,10 @@ class PaperlensServer(LanguageServer):
 
     def load(self) -> None:
         """Read the settings, the paper, the decisions and the workspace."""
+        self.load_paper()
+        self.load_workspace()
+
+    def load_paper(self) -> None:
         assert self.root is not None
         self.settings = load_settings(self.root)
         paper = Path(self.paper_override).expanduser() if self.paper_override else find_paper(self.root, self.settings)
@@ -67,6 +73,9 @@ class PaperlensServer(LanguageServer):
         self.decisions = load_decisions(self.root)
         self.facts = paper_facts(self.spec, self.decisions)
         self.gaps = assess(self.spec).gaps
+
+    def load_workspace(self) -> None:
+        assert self.root is not None
         self.index = index_workspace(self.root, include=self.settings.include, exclude=self.settings.exclude)
         self.context = WorkspaceContext.of(self.index)
 
@@ -121,6 +130,25 @@ def on_initialize(ls: PaperlensServer, params: lsp.InitializeParams) -> None:
     ls.paper_override, ls.settings_problem = _settings_from(params.initialization_options)
 
 
+@contextlib.asynccontextmanager
+async def _progress(ls: PaperlensServer, title: str):
+    """Work-done progress when the client shows it; a fresh token each time (pygls keeps them)."""
+    if not get_capability(ls.client_capabilities, "window.work_done_progress", False):
+        yield lambda message, percentage: None
+        return
+    token = str(uuid.uuid4())
+    await ls.work_done_progress.create_async(token)
+    ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, percentage=0))
+
+    def report(message: str, percentage: int) -> None:
+        ls.work_done_progress.report(token, lsp.WorkDoneProgressReport(message=message, percentage=percentage))
+
+    try:
+        yield report
+    finally:
+        ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="ready"))
+
+
 async def _register(ls: PaperlensServer, watchers: list[lsp.FileSystemWatcher]) -> None:
     registration = lsp.Registration(
         id="paperlens-watch",
@@ -142,7 +170,10 @@ async def on_initialized(ls: PaperlensServer, params: lsp.InitializedParams) -> 
         watchers = [lsp.FileSystemWatcher(glob_pattern=pattern) for pattern in WATCHED]
         await _register(ls, watchers)
     try:
-        await asyncio.to_thread(ls.load)
+        async with _progress(ls, "paperlens: reading the paper") as report:
+            await asyncio.to_thread(ls.load_paper)
+            report("indexing the workspace", 50)
+            await asyncio.to_thread(ls.load_workspace)
     except UserError as err:
         ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"paperlens: {err}"))
         return

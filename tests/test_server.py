@@ -195,3 +195,14 @@ async def test_go_to_definition_from_an_anchor_to_the_equation(client: LanguageC
     assert target.uri.endswith("sections/method.tex")
     method = (client.paper_path / "sections" / "method.tex").read_text().splitlines()
     assert "eq:tempered-weight" in "\n".join(method[target.range.start.line : target.range.end.line + 1])
+
+
+async def test_reading_the_paper_reports_progress_where_the_client_shows_it(client: LanguageClient):
+    uri, _ = _open(client, "train.py")
+    await _diagnostics(client, uri)
+    if not client.capabilities.window or not client.capabilities.window.work_done_progress:
+        assert not client.progress_reports
+        return
+    [reports] = client.progress_reports.values()
+    assert reports[0].kind == "begin" and reports[0].title == "paperlens: reading the paper"
+    assert reports[1].message == "indexing the workspace" and reports[-1].kind == "end"
