@@ -33,7 +33,6 @@ from .convert import gap_diagnostic, hover_markdown, paper_location, to_diagnost
 log = logging.getLogger("paperlens.server")
 DEBOUNCE_SECONDS = 0.3
 WATCHED = ("**/.paperlens/decisions.yaml", "**/*.tex", "**/*.md", "**/*.pdf")
-SOURCE = "paperlens"
 
 
 class PaperlensServer(LanguageServer):
@@ -71,8 +70,9 @@ class PaperlensServer(LanguageServer):
             paper = self.root / paper
         self.spec = read_paper(paper)
         self.decisions = load_decisions(self.root)
-        self.facts = paper_facts(self.spec, self.decisions)
-        self.gaps = assess(self.spec).gaps
+        readiness = assess(self.spec)
+        self.facts = paper_facts(self.spec, self.decisions, readiness)
+        self.gaps = readiness.gaps
 
     def load_workspace(self) -> None:
         assert self.root is not None

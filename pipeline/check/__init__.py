@@ -24,6 +24,7 @@ from ...schemas import (
     Fix,
     Location,
     PaperSpec,
+    ReadinessReport,
     TextEdit,
     ValueSite,
 )
@@ -76,11 +77,11 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
-def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
+def paper_facts(spec: PaperSpec, decisions: DecisionsFile, readiness: ReadinessReport | None = None) -> PaperFacts:
     """The paper's stated values (answers first), the settings it needs but never states, and the
-    components it uses."""
+    components it uses. Pass `readiness` when the paper's gaps are already assessed."""
     side = PaperFacts(decisions)
-    readiness = assess(spec)
+    readiness = readiness or assess(spec)
     for stated in spec.hyperparameters:
         if isinstance(stated.value, float) and math.isfinite(stated.value):
             fact = _Fact(stated.value, stated.raw_value, stated.unit, stated.component, Evidence(quote=stated.text, location=stated.location))
@@ -297,33 +298,27 @@ def _unimplemented(spec: PaperSpec, index: CodeIndex) -> list[Finding]:
     numbers = {e.number for e in spec.equations if e.number}
     if {a.target for a in anchors if a.target_kind == "equation"} - numbers:
         return []  # the code cites equation numbers this paper does not have: another numbering
-    findings = []
-    for equation in spec.equations:
-        if equation.number and equation.number not in equations and (equation.label or "") not in equations:
-            findings.append(
-                Finding(
-                    id=f"unimplemented:equation:{equation.number}",
-                    kind="unimplemented",
-                    severity="info",
-                    confidence=0.5,
-                    confidence_note="only anchors (`Eq. (N)` in comments and docstrings) link code to equations",
-                    message=f"no code refers to Eq. ({equation.number})",
-                    paper=[Evidence(quote=equation.latex or equation.text, location=equation.location)],
-                )
-            )
-    for algorithm in spec.algorithms:
-        if algorithm.number and algorithm.number not in algorithms:
-            findings.append(
-                Finding(
-                    id=f"unimplemented:algorithm:{algorithm.number}",
-                    kind="unimplemented",
-                    severity="info",
-                    confidence=0.5,
-                    confidence_note="only anchors (`Algorithm N` in comments and docstrings) link code to algorithms",
-                    message=f"no code refers to Algorithm {algorithm.number} ({algorithm.title})",
-                    paper=[Evidence(quote=algorithm.title, location=algorithm.location)],
-                )
-            )
+    def unimplemented(what: str, id_: str, quote: str, location: Location, how: str) -> Finding:
+        return Finding(
+            id=f"unimplemented:{id_}",
+            kind="unimplemented",
+            severity="info",
+            confidence=0.5,
+            confidence_note=f"only anchors (`{how}` in comments and docstrings) link code to the paper",
+            message=f"no code refers to {what}",
+            paper=[Evidence(quote=quote, location=location)],
+        )
+
+    findings = [
+        unimplemented(f"Eq. ({e.number})", f"equation:{e.number}", e.latex or e.text, e.location, "Eq. (N)")
+        for e in spec.equations
+        if e.number and e.number not in equations and (e.label or "") not in equations
+    ]
+    findings += [
+        unimplemented(f"Algorithm {a.number} ({a.title})", f"algorithm:{a.number}", a.title, a.location, "Algorithm N")
+        for a in spec.algorithms
+        if a.number and a.number not in algorithms
+    ]
     return findings
 
 

@@ -44,27 +44,40 @@ def _definition(tree: ast.Module, function: FunctionSite) -> ast.AST | None:
     return None
 
 
+def _divergence(
+    function: FunctionSite, equation: Equation, check: str, location: CodeLocation, message: str,
+    code_value: str, paper_value: str, note: str,
+) -> Finding:  # fmt: skip
+    """An equation-level divergence: the function's place, the equation as evidence, low confidence."""
+    return Finding(
+        id=f"divergence:{check}:eq{equation.number}:{location.file}:{location.line + 1}",
+        kind="divergence",
+        severity="warning",
+        confidence=0.6 if check == "reduction" else 0.5,
+        confidence_note=note,
+        message=message,
+        setting=check,
+        code=location,
+        code_value=code_value,
+        paper_value=paper_value,
+        paper=[Evidence(quote=equation.latex or equation.text, location=equation.location)],
+        fixes=[Fix(kind="record-deviation", title="Record this as a deliberate deviation")],
+    )
+
+
 def _finding(function: FunctionSite, equation: Equation, call: ast.Call, summed: bool) -> Finding:
     location = CodeLocation(
         file=function.location.file, line=call.lineno - 1, column=call.col_offset,
         end_line=(call.end_lineno or call.lineno) - 1, end_column=call.end_col_offset,
     )  # fmt: skip
     paper_form, code_form = ("a sum", "a mean") if summed else ("an average", "a sum")
-    return Finding(
-        id=f"divergence:reduction:eq{equation.number}:{function.location.file}:{call.lineno}",
-        kind="divergence",
-        severity="warning",
-        confidence=0.6,
-        confidence_note="a reduction over the batch may be intended; a sum and a mean differ by the number of terms, "
+    return _divergence(
+        function, equation, "reduction", location,
+        f"Eq. ({equation.number}) takes {paper_form}, but {function.qualname} takes {code_form}",
+        "mean" if summed else "sum", "sum" if summed else "mean",
+        "a reduction over the batch may be intended; a sum and a mean differ by the number of terms, "
         "which scales the loss and its gradient",
-        message=f"Eq. ({equation.number}) takes {paper_form}, but {function.qualname} takes {code_form}",
-        setting="reduction",
-        code=location,
-        code_value="mean" if summed else "sum",
-        paper_value="sum" if summed else "mean",
-        paper=[Evidence(quote=equation.latex or equation.text, location=equation.location)],
-        fixes=[Fix(kind="record-deviation", title="Record this as a deliberate deviation")],
-    )
+    )  # fmt: skip
 
 
 # Delimiters without braces whose inside must not count: norms, absolute values, \left…\right.
@@ -123,20 +136,12 @@ def _missing_term(function: FunctionSite, equation: Equation, node: ast.AST) -> 
     code_terms = _returned_terms(node)
     if code_terms is None or paper_terms < 2 or code_terms >= paper_terms:
         return None
-    return Finding(
-        id=f"divergence:terms:eq{equation.number}:{function.location.file}:{function.location.line + 1}",
-        kind="divergence",
-        severity="warning",
-        confidence=0.5,
-        confidence_note="terms are counted, not matched: a term may be computed elsewhere and added by the caller",
-        message=f"Eq. ({equation.number}) adds {paper_terms} terms, but {function.qualname} returns {code_terms}",
-        setting="terms",
-        code=function.location,
-        code_value=str(code_terms),
-        paper_value=str(paper_terms),
-        paper=[Evidence(quote=equation.latex or equation.text, location=equation.location)],
-        fixes=[Fix(kind="record-deviation", title="Record this as a deliberate deviation")],
-    )
+    return _divergence(
+        function, equation, "terms", function.location,
+        f"Eq. ({equation.number}) adds {paper_terms} terms, but {function.qualname} returns {code_terms}",
+        str(code_terms), str(paper_terms),
+        "terms are counted, not matched: a term may be computed elsewhere and added by the caller",
+    )  # fmt: skip
 
 
 # Calls that carry the minus sign of a log-likelihood themselves.
@@ -167,20 +172,11 @@ def _negates(node: ast.AST) -> bool:
 def _missing_sign(function: FunctionSite, equation: Equation, node: ast.AST) -> Finding | None:
     if not _negated_in_paper(equation.latex or "") or _returned_terms(node) is None or _negates(node):
         return None
-    return Finding(
-        id=f"divergence:sign:eq{equation.number}:{function.location.file}:{function.location.line + 1}",
-        kind="divergence",
-        severity="warning",
-        confidence=0.5,
-        confidence_note="no minus sign, negation or negative log-likelihood call is seen in the function",
-        message=f"Eq. ({equation.number}) is negated, but {function.qualname} returns it without a minus sign",
-        setting="sign",
-        code=function.location,
-        code_value="+",
-        paper_value="-",
-        paper=[Evidence(quote=equation.latex or equation.text, location=equation.location)],
-        fixes=[Fix(kind="record-deviation", title="Record this as a deliberate deviation")],
-    )
+    return _divergence(
+        function, equation, "sign", function.location,
+        f"Eq. ({equation.number}) is negated, but {function.qualname} returns it without a minus sign",
+        "+", "-", "no minus sign, negation or negative log-likelihood call is seen in the function",
+    )  # fmt: skip
 
 
 def equation_findings(root: Path, spec: PaperSpec, index: CodeIndex) -> list[Finding]:
