@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from pylatexenc.latexwalker import LatexWalker
 from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.ingest.agreement import compare_readings
 from paperlens.pipeline.ingest.pdf import TEXT_FLAGS
+from machine import machine  # bench/machine.py (scripts here run with bench/ on the path)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -89,16 +89,8 @@ def peak_rss_mb(path: Path, what: str) -> float:
     return float(out.stdout.strip())
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{platform.node()} · {cpu} · {os.cpu_count()} cores · Python {platform.python_version()} · PyMuPDF {pymupdf.__version__}"
+def machine_and_pymupdf() -> str:
+    return f"{machine()} · PyMuPDF {pymupdf.__version__}"
 
 
 def main() -> int:
@@ -113,7 +105,7 @@ def main() -> int:
         args.data / "papers-pdf" / "variational-sparse-coding-report" / "draft.tex",
         REPO / "examples" / "paper" / "main.tex",
     ]
-    print(f"machine: {machine()}")
+    print(f"machine: {machine_and_pymupdf()}")
     print(f"median of {args.repeat} runs each\n")
 
     print("PDF: paperlens read (uncached, with extraction) vs bare page.get_text('dict')  [target ratio <= 2.0]")

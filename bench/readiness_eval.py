@@ -55,7 +55,6 @@ import bisect
 import itertools
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -75,6 +74,7 @@ from paperlens.pipeline.readiness import assess
 from paperlens.pipeline.readiness.finders import NOT_A_SETTING, Reading, used_components
 from paperlens.pipeline.readiness.knowledge import Requirement, requirements
 from paperlens.schemas import Gap, Hyperparameter, Location, PaperSpec, ReadinessReport
+from machine import machine  # bench/machine.py (scripts here run with bench/ on the path)
 
 REPO = Path(__file__).resolve().parents[1]
 CHARS_PER_PAGE = 3000
@@ -951,15 +951,6 @@ def scireplicate(data_file: Path, limit: int | None) -> dict:
 
 
 # -- main -------------------------------------------------------------------------------------------
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{platform.node()} · {cpu} · {os.cpu_count()} cores · Python {platform.python_version()}"
 
 
 def commit() -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from ..schemas import Assumption, DecisionsFile, Deviation, Finding
+from ..schemas import Assumption, Clarification, DecisionsFile, Deviation, Finding
 from .errors import DecisionsError
 
 DECISIONS_PATH = Path(".paperlens") / "decisions.yaml"
@@ -85,6 +85,14 @@ def record(decisions: DecisionsFile, finding: Finding, reason: str) -> Decisions
         code_value=finding.code_value, reason=reason, file=finding.code.file if finding.code else None,
     )  # fmt: skip
     return decisions.model_copy(update={"deviations": [*decisions.deviations, entry]})
+
+
+def ask(decisions: DecisionsFile, question: str, *, setting: str | None = None, component: str | None = None) -> DecisionsFile:
+    """The decisions with `question` added as an open clarification; unchanged when it is already open."""
+    if any(c.status == "open" and c.question == question for c in decisions.clarifications):
+        return decisions
+    entry = Clarification(id=_next_id("q", {c.id for c in decisions.clarifications}), question=question, setting=setting, component=component)
+    return decisions.model_copy(update={"clarifications": [*decisions.clarifications, entry]})
 
 
 def _next_id(prefix: str, taken: set[str]) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..schemas import WorkspaceSettings
+from ..schemas import EditorSettings, WorkspaceSettings
 from .errors import PaperError, WorkspaceError
 from .ingest import find_main_file
 
@@ -55,3 +55,34 @@ def find_paper(workspace: Path, settings: WorkspaceSettings) -> Path:
         raise WorkspaceError(
             f"{workspace}: no paper found; pass --paper, or set `paper` under [tool.paperlens] in pyproject.toml"
         ) from None
+
+
+def editor_settings(raw: object) -> tuple[EditorSettings, list[str]]:
+    """The editor's settings from what a client sent (`{"paperlens": {...}}` or the section itself).
+
+    Each setting is checked on its own, so one bad value costs only itself: it is named in a message
+    and falls back to its default. An unset setting (null) takes its default silently."""
+    if raw is None:
+        return EditorSettings(), []
+    section = raw.get("paperlens", raw) if isinstance(raw, dict) else raw
+    if not isinstance(section, dict):
+        return EditorSettings(), [f"the paperlens settings must be an object, not {section!r}; using the defaults"]
+    fields = EditorSettings.model_fields
+    known = {field.alias or name: name for name, field in fields.items()} | {name: name for name in fields}
+    accepted: dict[str, object] = {}
+    problems = []
+    for key, value in section.items():
+        if value is None:
+            continue
+        if key not in known:
+            problems.append(f"unknown setting paperlens.{key}; ignored")
+            continue
+        try:
+            EditorSettings.model_validate({key: value})
+        except ValidationError as err:
+            default = fields[known[key]].get_default(call_default_factory=True)
+            shown = default.model_dump(by_alias=True) if hasattr(default, "model_dump") else default
+            problems.append(f"paperlens.{key}: {err.errors()[0]['msg']} (got {value!r}); using the default, {shown!r}")
+            continue
+        accepted[key] = value
+    return EditorSettings.model_validate(accepted), problems

@@ -14,7 +14,7 @@ from .code import (
 )
 from .decisions import Assumption, Clarification, DecisionsFile, Deviation
 from .findings import CheckReport, Finding, FindingKind, Fix, TextEdit
-from .settings import WorkspaceSettings
+from .settings import EditorLLMSettings, EditorSettings, WorkspaceSettings
 from .gaps import (
     TYPE_OF_CATEGORY,
     Convention,
@@ -26,7 +26,7 @@ from .gaps import (
     ReadinessReport,
     SettingStatus,
 )
-from .llm import GapCandidate, GapCandidates, LLMSettings
+from .llm import DraftedQuestion, GapCandidate, GapCandidates, LLMSettings
 from .paper import (
     Algorithm,
     Component,
@@ -45,6 +45,8 @@ from .paper import (
 )
 
 __all__ = [
+    "EditorLLMSettings",
+    "EditorSettings",
     "WorkspaceSettings",
     "Assumption",
     "CheckReport",
@@ -76,6 +78,7 @@ __all__ = [
     "SettingStatus",
     "GapCandidate",
     "GapCandidates",
+    "DraftedQuestion",
     "LLMSettings",
     "Algorithm",
     "Component",

@@ -14,6 +14,7 @@ from .findings import CheckReport
 from .gaps import ReadinessReport
 from .llm import GapCandidates, LLMSettings
 from .paper import PaperSpec
+from .settings import EditorSettings
 
 EXPORTED: dict[str, type[BaseModel]] = {
     "paper-spec": PaperSpec,
@@ -23,6 +24,7 @@ EXPORTED: dict[str, type[BaseModel]] = {
     "code-index": CodeIndex,
     "check-report": CheckReport,
     "decisions": DecisionsFile,
+    "editor-settings": EditorSettings,
 }
 SCHEMA_DIR = Path(__file__).parent / "json"
 

@@ -45,3 +45,9 @@ class GapCandidates(Model):
     """The model's answer when asked for gaps the rules did not find."""
 
     candidates: list[GapCandidate] = Field(max_length=MAX_GAP_CANDIDATES)
+
+
+class DraftedQuestion(Model):
+    """A clarifying question for the authors, drafted by the model from one gap."""
+
+    question: str = Field(description="One or two polite sentences to the authors, naming the exact place in the paper.")

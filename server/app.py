@@ -1,124 +1,180 @@
 """The paperlens language server: the paper's checks, live in the editor.
 
-Handlers stay thin: they find the document, call `paperlens.pipeline`, and convert the result to
-LSP types (`convert.py`). Slow work (reading the paper, indexing the workspace) runs in a thread, and
-analysis after an edit is debounced so a burst of edits gives one analysis of the last version.
+This module holds the state (on `PaperlensServer`) and the document life cycle: settings, loading the
+paper and the workspace, watching them on disk, and publishing diagnostics. `navigation.py` and
+`actions.py` add the requests. Slow work runs in threads; analysis after an edit is debounced so a
+burst of edits gives one analysis of the last version.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
-import uuid
 import sys
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
-from paperlens.pipeline.check import PaperFacts, WorkspaceContext, check_file, paper_facts
+from paperlens.pipeline.check import PaperFacts, WorkspaceContext, check_open_file, paper_facts
 from paperlens.pipeline.code import index_source, index_workspace
-from paperlens.pipeline.decisions import DECISIONS_PATH, decisions_path, load_decisions, record, render_decisions
+from paperlens.pipeline.decisions import DECISIONS_PATH, load_decisions
 from paperlens.pipeline.errors import UserError
 from paperlens.pipeline.ingest import read_paper
-from paperlens.pipeline.workspace import find_paper, load_settings
 from paperlens.pipeline.readiness import assess
-from paperlens.schemas import CodeIndex, DecisionsFile, FileIndex, Finding, Gap, PaperSpec, WorkspaceSettings
+from paperlens.pipeline.workspace import SETTINGS_FILES, editor_settings, find_paper, load_settings
+from paperlens.schemas import CodeIndex, DecisionsFile, EditorSettings, FileIndex, Finding, Gap, PaperSpec, ReadinessReport
 
-from .convert import gap_diagnostic, hover_markdown, paper_location, to_diagnostic, to_range
+from .convert import gap_diagnostic, to_diagnostic
+from .watch import DiskWatcher
 
 log = logging.getLogger("paperlens.server")
-DEBOUNCE_SECONDS = 0.3
-WATCHED = ("**/.paperlens/decisions.yaml", "**/*.tex", "**/*.md", "**/*.pdf")
+REINDEX = "paperlens.reindex"
+COALESCE_SECONDS = 0.2  # disk events closer than this are one change (a save writes several)
+CHECKS, GAPS = "checks", "gaps"  # producers of diagnostics; each owns its own per document
+WORKSPACE_GLOBS = ("**/*.py", "**/*.{yaml,yml,json,toml,ini,cfg}", "**/.paperlens/decisions.yaml")
+PAPER_SUFFIXES = (".tex", ".md", ".pdf", ".bib", ".sty")
+PAPER_GLOB = "**/*.{tex,md,pdf,bib,sty}"
+
+
+class IndexingCancelled(Exception):
+    """The user cancelled the indexing from the progress notification."""
 
 
 class PaperlensServer(LanguageServer):
-    """All state lives here: the paper, the workspace index, and pending analyses per document."""
+    """All state lives here: settings, the paper, the workspace index, and per-document work."""
 
     def __init__(self) -> None:
         super().__init__(name="paperlens", version="0.1.0")
         self.root: Path | None = None
-        self.settings = WorkspaceSettings()
-        self.paper_override: str | None = None
-        self.settings_problem: str | None = None
+        self.initial_options: object = None
+        self.settings = EditorSettings()
         self.spec: PaperSpec | None = None
         self.facts: PaperFacts | None = None
+        self.decisions = DecisionsFile()
+        self.readiness: ReadinessReport | None = None
+        self.gaps: list[Gap] = []
         self.index: CodeIndex | None = None
         self.context = WorkspaceContext()
-        self.decisions = DecisionsFile()
-        self.gaps: list[Gap] = []
         self.ready = asyncio.Event()
         self.pending: dict[str, asyncio.Task] = {}
         self.findings: dict[str, list[Finding]] = {}
         self.file_indexes: dict[str, FileIndex] = {}
+        self.diagnostics: dict[str, dict[str, list[lsp.Diagnostic]]] = {}
+        self.changed_on_disk: set[Path] = set()
+        self.coalescing: asyncio.TimerHandle | None = None
+        self.watcher: DiskWatcher | None = None
 
     # -- pipeline calls (run in a thread) -----------------------------------------------------
 
-    def load(self) -> None:
-        """Read the settings, the paper, the decisions and the workspace."""
-        self.load_paper()
-        self.load_workspace()
-
     def load_paper(self) -> None:
+        """Read the paper, the decisions and what the checks compare code with."""
         assert self.root is not None
-        self.settings = load_settings(self.root)
-        paper = Path(self.paper_override).expanduser() if self.paper_override else find_paper(self.root, self.settings)
-        if not paper.is_absolute():
-            paper = self.root / paper
-        self.spec = read_paper(paper)
+        workspace_settings = load_settings(self.root)
+        paper = Path(self.settings.paper).expanduser() if self.settings.paper else find_paper(self.root, workspace_settings)
+        self.spec = read_paper(paper if paper.is_absolute() else self.root / paper)
         self.decisions = load_decisions(self.root)
-        readiness = assess(self.spec)
-        self.facts = paper_facts(self.spec, self.decisions, readiness)
-        self.gaps = readiness.gaps
+        self.readiness = assess(self.spec)
+        self.facts = paper_facts(self.spec, self.decisions, self.readiness)
+        self.gaps = self.readiness.gaps
 
-    def load_workspace(self) -> None:
+    def load_workspace(self, progress: Callable[[int, int], None] | None = None) -> None:
         assert self.root is not None
-        self.index = index_workspace(self.root, include=self.settings.include, exclude=self.settings.exclude)
+        workspace_settings = load_settings(self.root)
+        self.index = index_workspace(
+            self.root, include=workspace_settings.include, exclude=workspace_settings.exclude, previous=self.index, progress=progress
+        )
         self.context = WorkspaceContext.of(self.index)
+        # The index lives as long as the server: keep the collector from walking it after every edit.
+        gc.collect()
+        gc.freeze()
 
     def analyse(self, relative: str, source: str) -> list[Finding]:
-        assert self.root is not None and self.facts is not None
+        assert self.root is not None and self.facts is not None and self.spec is not None
         file_index = index_source(relative, source)
         self.file_indexes[relative] = file_index
-        return check_file(self.root, self.facts, file_index, self.context)
+        index = self.index or CodeIndex(root=str(self.root))
+        findings = check_open_file(self.root, self.spec, self.facts, index, self.context, file_index, source)
+        shown = set(self.settings.checks) - {kind for kind, severity in self.settings.severity.items() if severity == "off"}
+        return [f for f in findings if f.kind in shown]
+
+    # -- where a document stands --------------------------------------------------------------
 
     def paper_file(self, uri: str) -> str | None:
-        """The paper's own name for a file of the paper (.tex or .md), else None."""
-        path = to_fs_path(uri)
-        if path is None or self.spec is None or self.spec.source_format == "pdf":
+        """The paper's own name for one of its text files (.tex or .md), else None."""
+        if self.spec is None or self.spec.source_format == "pdf":
             return None
-        try:
-            name = Path(path).resolve().relative_to(Path(self.spec.root)).as_posix()
-        except ValueError:
-            return None
+        name = self.in_paper(uri)
         return name if name in self.spec.files else None
 
-    def relative(self, uri: str) -> str | None:
-        path = to_fs_path(uri)
-        if path is None or self.root is None:
+    def in_paper(self, uri_or_path: str | Path) -> str | None:
+        """The path relative to the paper's folder, when it lies there."""
+        path = to_fs_path(uri_or_path) if isinstance(uri_or_path, str) else str(uri_or_path)
+        if not path or self.spec is None:
             return None
-        try:
+        with contextlib.suppress(ValueError):
+            return Path(path).resolve().relative_to(Path(self.spec.root)).as_posix()
+        return None
+
+    def relative(self, uri_or_path: str | Path) -> str | None:
+        """The path relative to the workspace, when it lies there."""
+        path = to_fs_path(uri_or_path) if isinstance(uri_or_path, str) else str(uri_or_path)
+        if not path or self.root is None:
+            return None
+        with contextlib.suppress(ValueError):
             return Path(path).resolve().relative_to(self.root).as_posix()
-        except ValueError:
-            return None
+        return None
+
+    def paper_uri(self, file: str) -> str:
+        assert self.spec is not None
+        return from_fs_path(str(Path(self.spec.root) / file)) or ""
+
+    def publish(self, uri: str, producer: str, diagnostics: list[lsp.Diagnostic], version: int | None = None) -> None:
+        """Replace one producer's diagnostics for a document and send the union of all producers'."""
+        own = self.diagnostics.setdefault(uri, {})
+        own[producer] = diagnostics
+        everything = [d for produced in own.values() for d in produced]
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=everything))
+
+    def report_server_error(self, error: Exception, source) -> None:
+        log.error("internal error (%s): %r", getattr(source, "__name__", source), error, exc_info=error)
+        super().report_server_error(error, source)
 
 
 server = PaperlensServer()
 
 
-def _settings_from(options: object) -> tuple[str | None, str | None]:
-    """The paper from `initializationOptions` ({"paperlens": {"paper": ...}} or {"paper": ...}), and
-    a message when the value is malformed (it is then ignored)."""
-    if not isinstance(options, dict):
-        return None, None
-    section = options.get("paperlens", options)
-    paper = section.get("paper") if isinstance(section, dict) else None
-    if paper is not None and not isinstance(paper, str):
-        return None, f"paperlens: the setting paperlens.paper must be a path, not {paper!r}; using the default"
-    return paper, None
+class _ClientLog(logging.Handler):
+    """Warnings and errors also go to the client's log (window/logMessage), never to stdout."""
+
+    LEVELS = {logging.ERROR: lsp.MessageType.Error, logging.WARNING: lsp.MessageType.Warning}
+
+    def __init__(self, ls: PaperlensServer, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(level=logging.WARNING)
+        self._ls, self._loop = ls, loop
+
+    def emit(self, record: logging.LogRecord) -> None:
+        params = lsp.LogMessageParams(type=self.LEVELS.get(record.levelno, lsp.MessageType.Error), message=f"paperlens: {record.getMessage()}")
+        with contextlib.suppress(RuntimeError):  # the loop is closing: stderr has it
+            self._loop.call_soon_threadsafe(self._ls.window_log_message, params)
+
+
+def _show(ls: PaperlensServer, message: str, kind: lsp.MessageType = lsp.MessageType.Warning) -> None:
+    ls.window_show_message(lsp.ShowMessageParams(type=kind, message=f"paperlens: {message}"))
+
+
+def _apply_settings(ls: PaperlensServer, raw: object) -> None:
+    settings, problems = editor_settings(raw)
+    ls.settings = settings
+    for problem in problems:
+        log.warning("%s", problem)
+        _show(ls, problem)
 
 
 @server.feature(lsp.INITIALIZE)
@@ -127,59 +183,131 @@ def on_initialize(ls: PaperlensServer, params: lsp.InitializeParams) -> None:
     uri = folders[0].uri if folders else params.root_uri
     path = to_fs_path(uri) if uri else None
     ls.root = Path(path).resolve() if path else Path.cwd()
-    ls.paper_override, ls.settings_problem = _settings_from(params.initialization_options)
+    ls.initial_options = params.initialization_options
+
+
+async def _pull_settings(ls: PaperlensServer) -> object:
+    """The `paperlens` section through workspace/configuration when the client offers it, else the
+    initialization options."""
+    if not get_capability(ls.client_capabilities, "workspace.configuration", False):
+        return ls.initial_options
+    assert ls.root is not None
+    try:
+        [section] = await ls.workspace_configuration_async(
+            lsp.ConfigurationParams(items=[lsp.ConfigurationItem(scope_uri=ls.root.as_uri(), section="paperlens")])
+        )
+    except Exception as err:  # a client that claims the capability but fails it: the options still hold
+        log.warning("could not read the settings from the client (%s); using the initialization options", err)
+        return ls.initial_options
+    return section if isinstance(section, dict) and section else ls.initial_options
 
 
 @contextlib.asynccontextmanager
-async def _progress(ls: PaperlensServer, title: str):
-    """Work-done progress when the client shows it; a fresh token each time (pygls keeps them)."""
+async def _progress(ls: PaperlensServer, title: str, cancellable: bool = False):
+    """Work-done progress when the client shows it; yields `report(message, percentage)` and a
+    function telling whether the user cancelled."""
     if not get_capability(ls.client_capabilities, "window.work_done_progress", False):
-        yield lambda message, percentage: None
+        yield (lambda message, percentage: None), (lambda: False)
         return
-    token = str(uuid.uuid4())
+    token = str(uuid.uuid4())  # a fresh token each time: pygls keeps the old ones
     await ls.work_done_progress.create_async(token)
-    ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, percentage=0))
+    ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, percentage=0, cancellable=cancellable))
+    cancelled = ls.work_done_progress.tokens[token].cancelled
 
     def report(message: str, percentage: int) -> None:
         ls.work_done_progress.report(token, lsp.WorkDoneProgressReport(message=message, percentage=percentage))
 
     try:
-        yield report
+        yield report, cancelled
     finally:
-        ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="ready"))
+        ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="cancelled" if cancelled() else "ready"))
 
 
-async def _register(ls: PaperlensServer, watchers: list[lsp.FileSystemWatcher]) -> None:
-    registration = lsp.Registration(
-        id="paperlens-watch",
-        method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-        register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
-    )
+async def _register(ls: PaperlensServer, method: str, options: object) -> bool:
+    registration = lsp.Registration(id=f"paperlens:{method}", method=method, register_options=options)
     try:
         await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
-    except Exception as err:  # a client that claims the capability but refuses: saves still reload
-        log.warning("could not watch the paper and decisions files: %s", err)
+    except Exception as err:
+        log.warning("the client refused to register %s: %s", method, err)
+        return False
+    return True
+
+
+async def _watch(ls: PaperlensServer) -> None:
+    """The paper, the decisions, configs and code change on disk outside the editor's buffers: have
+    the client watch them when it can (also outside the workspace, with relative patterns), else
+    watchdog."""
+    assert ls.root is not None and ls.spec is not None
+    paper_root = Path(ls.spec.root)
+    paper_outside = ls.relative(paper_root) is None
+    watched_by_client = False
+    folders: list[Path] = []
+    if get_capability(ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration", False):
+        watchers = [lsp.FileSystemWatcher(glob_pattern=glob) for glob in (*WORKSPACE_GLOBS, PAPER_GLOB, *SETTINGS_FILES)]
+        relative_ok = get_capability(ls.client_capabilities, "workspace.did_change_watched_files.relative_pattern_support", False)
+        if paper_outside and relative_ok:
+            watchers.append(lsp.FileSystemWatcher(glob_pattern=lsp.RelativePattern(base_uri=paper_root.as_uri(), pattern=PAPER_GLOB)))
+        options = lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers)
+        watched_by_client = await _register(ls, lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, options)
+        folders = [paper_root] if paper_outside and not relative_ok else []
+    if not watched_by_client:
+        folders = [ls.root, paper_root] if paper_outside else [ls.root]
+    if folders and ls.watcher is None:
+        ls.watcher = DiskWatcher(asyncio.get_running_loop(), lambda path: _changed_on_disk(ls, path))
+        ls.watcher.start(folders)
 
 
 @server.feature(lsp.INITIALIZED)
 async def on_initialized(ls: PaperlensServer, params: lsp.InitializedParams) -> None:
-    if ls.settings_problem:
-        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=ls.settings_problem))
-    if get_capability(ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration", False):
-        # The decisions file and the paper change on disk, outside the editor's buffers.
-        watchers = [lsp.FileSystemWatcher(glob_pattern=pattern) for pattern in WATCHED]
-        await _register(ls, watchers)
+    logging.getLogger("paperlens").addHandler(_ClientLog(ls, asyncio.get_running_loop()))
+    _apply_settings(ls, await _pull_settings(ls))
+    if get_capability(ls.client_capabilities, "workspace.did_change_configuration.dynamic_registration", False):
+        await _register(ls, lsp.WORKSPACE_DID_CHANGE_CONFIGURATION, lsp.DidChangeConfigurationRegistrationOptions(section="paperlens"))
+    if await _load(ls, paper=True):
+        await _watch(ls)
+
+
+async def _load(ls: PaperlensServer, paper: bool) -> bool:
+    """(Re)read the paper when `paper`, then (re)index the workspace, with progress the user can
+    cancel; then re-check every open document. False when the paper could not be read."""
     try:
-        async with _progress(ls, "paperlens: reading the paper") as report:
-            await asyncio.to_thread(ls.load_paper)
+        async with _progress(ls, "paperlens: reading the paper", cancellable=True) as (report, cancelled):
+            if paper:
+                await asyncio.to_thread(ls.load_paper)
+
+            def indexed(done: int, total: int) -> None:
+                if cancelled():
+                    raise IndexingCancelled
+                if done % 50 == 0 or done == total:
+                    report(f"indexing the workspace: {done}/{total} files", 50 + 50 * done // max(total, 1))
+
             report("indexing the workspace", 50)
-            await asyncio.to_thread(ls.load_workspace)
+            try:
+                await asyncio.to_thread(ls.load_workspace, indexed)
+            except IndexingCancelled:
+                _show(ls, "indexing cancelled: open files are checked on their own; run “paperlens: re-index” to index again", lsp.MessageType.Info)
     except UserError as err:
-        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"paperlens: {err}"))
-        return
+        _show(ls, str(err), lsp.MessageType.Error)
+        return False
     ls.ready.set()
     for document in list(ls.workspace.text_documents.values()):
         _schedule(ls, document.uri, delay=0)
+    return True
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def did_change_configuration(ls: PaperlensServer, params: lsp.DidChangeConfigurationParams) -> None:
+    pushed = params.settings.get("paperlens") if isinstance(params.settings, dict) else None
+    before = ls.settings
+    _apply_settings(ls, pushed if pushed is not None else await _pull_settings(ls))
+    if ls.settings.paper != before.paper:
+        await _load(ls, paper=True)
+    else:
+        for document in list(ls.workspace.text_documents.values()):
+            _schedule(ls, document.uri, delay=0)
+
+
+# -- documents --------------------------------------------------------------------------------
 
 
 async def _analyse_later(ls: PaperlensServer, uri: str, delay: float) -> None:
@@ -188,31 +316,35 @@ async def _analyse_later(ls: PaperlensServer, uri: str, delay: float) -> None:
     if uri not in ls.workspace.text_documents:
         return
     document = ls.workspace.get_text_document(uri)
-    paper_file = ls.paper_file(uri)
-    if paper_file is not None:
-        # The paper's own gaps, in the paper (as saved: the reading is of the files on disk).
-        gaps = [g for g in ls.gaps if g.evidence[0].location.file == paper_file]
-        ls.text_document_publish_diagnostics(
-            lsp.PublishDiagnosticsParams(uri=uri, version=document.version, diagnostics=[gap_diagnostic(g) for g in gaps])
-        )
+    if ls.paper_file(uri) is not None:
+        _publish_gaps(ls, uri, document.version)
         return
     relative = ls.relative(uri)
-    if relative is None or not relative.endswith(".py"):
+    if relative is None or not relative.endswith(".py") or ls.facts is None:
         return
     version = document.version
-    findings = await asyncio.to_thread(ls.analyse, relative, document.source)
+    try:
+        findings = await asyncio.to_thread(ls.analyse, relative, document.source)
+    except Exception:  # one file's bad luck must not stop the server
+        log.exception("checking %s failed", relative)
+        return
     if ls.workspace.get_text_document(uri).version != version:
         return  # a newer edit is on its way
     ls.findings[uri] = findings
-    ls.text_document_publish_diagnostics(
-        lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=[to_diagnostic(f, ls.spec) for f in findings])
-    )
+    ls.publish(uri, CHECKS, [to_diagnostic(f, ls.spec, ls.settings.severity) for f in findings], version)
 
 
-def _schedule(ls: PaperlensServer, uri: str, delay: float = DEBOUNCE_SECONDS) -> None:
+def _publish_gaps(ls: PaperlensServer, uri: str, version: int | None) -> None:
+    """The paper's own gaps, in the paper (as saved: the reading is of the files on disk)."""
+    paper_file = ls.paper_file(uri)
+    gaps = [g for g in ls.gaps if g.evidence[0].location.file == paper_file] if ls.settings.paper_gaps else []
+    ls.publish(uri, GAPS, [gap_diagnostic(g) for g in gaps], version)
+
+
+def _schedule(ls: PaperlensServer, uri: str, delay: float | None = None) -> None:
     if (previous := ls.pending.pop(uri, None)) is not None:
         previous.cancel()
-    ls.pending[uri] = asyncio.ensure_future(_analyse_later(ls, uri, delay))
+    ls.pending[uri] = asyncio.ensure_future(_analyse_later(ls, uri, ls.settings.debounce_ms / 1000 if delay is None else delay))
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
@@ -231,126 +363,60 @@ def did_close(ls: PaperlensServer, params: lsp.DidCloseTextDocumentParams) -> No
     if (task := ls.pending.pop(uri, None)) is not None:
         task.cancel()
     ls.findings.pop(uri, None)
-    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
-
-
-async def _reload(ls: PaperlensServer) -> None:
-    """The paper or the decisions changed: read them again, then re-check every open file."""
-    try:
-        await asyncio.to_thread(ls.load)
-    except UserError as err:
-        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"paperlens: {err}"))
-        return
-    for document in list(ls.workspace.text_documents.values()):
-        _schedule(ls, document.uri, delay=0)
-
-
-def _is_input_of_the_check(ls: PaperlensServer, uri: str) -> bool:
-    """The decisions file, or one of the paper's own files."""
-    if ls.relative(uri) == DECISIONS_PATH.as_posix():
-        return True
-    path = to_fs_path(uri)
-    if not path or ls.spec is None:
-        return False
-    try:
-        return Path(path).resolve().relative_to(Path(ls.spec.root)).as_posix() in ls.spec.files
-    except ValueError:
-        return False
+    # What the checks and gaps said follows the buffer; a smoke run's failure stays until the next run.
+    ls.diagnostics.get(uri, {}).pop(GAPS, None)
+    ls.publish(uri, CHECKS, [])
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
-async def did_save(ls: PaperlensServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    if _is_input_of_the_check(ls, params.text_document.uri):
-        await _reload(ls)
+def did_save(ls: PaperlensServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    _changed_on_disk(ls, Path(to_fs_path(params.text_document.uri) or ""))
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-async def did_change_watched_files(ls: PaperlensServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-    if any(_is_input_of_the_check(ls, change.uri) for change in params.changes):
-        await _reload(ls)
+def did_change_watched_files(ls: PaperlensServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    for change in params.changes:
+        _changed_on_disk(ls, Path(to_fs_path(change.uri) or ""))
 
 
-@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
-def code_actions(ls: PaperlensServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
-    """Use the paper's value (an exact edit); record a deviation or an assumption (an edit of the
-    decisions file, which the user sees and can undo)."""
-    uri = params.text_document.uri
-    first, last = params.range.start.line, params.range.end.line
-    actions = []
-    for finding in ls.findings.get(uri, []):
-        code = finding.code
-        if code is None or finding.status != "open" or not (code.line <= last and (code.end_line or code.line) >= first):
-            continue
-        diagnostic = to_diagnostic(finding, ls.spec)
-        for fix in finding.fixes:
-            if fix.edit is not None:
-                edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=to_range(fix.edit.location), new_text=fix.edit.new_text)]})
-            elif fix.kind in ("record-deviation", "record-assumption") and ls.root is not None:
-                edit = _decisions_edit(ls, finding)
-            else:
-                continue
-            actions.append(lsp.CodeAction(title=fix.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], edit=edit, is_preferred=fix.kind == "use-paper-value"))
-    return actions
+def _changed_on_disk(ls: PaperlensServer, path: Path) -> None:
+    """Note a change; a burst of them (a save, a `git checkout`) is handled once it settles."""
+    ls.changed_on_disk.add(path)
+    if ls.coalescing is not None:
+        ls.coalescing.cancel()
+    ls.coalescing = asyncio.get_running_loop().call_later(COALESCE_SECONDS, lambda: asyncio.ensure_future(_settle_changes(ls)))
 
 
-def _decisions_edit(ls: PaperlensServer, finding: Finding) -> lsp.WorkspaceEdit:
-    assert ls.root is not None
-    path = decisions_path(ls.root)
-    reason = "TODO: say why" if finding.kind == "divergence" else "TODO: say why this value"
-    text = render_decisions(record(ls.decisions, finding, reason))
-    uri = path.as_uri()
-    if not path.exists():
-        return lsp.WorkspaceEdit(
-            document_changes=[
-                lsp.CreateFile(uri=uri, options=lsp.CreateFileOptions(ignore_if_exists=True)),
-                lsp.TextDocumentEdit(
-                    text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
-                    edits=[lsp.TextEdit(range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)), new_text=text)],
-                ),
-            ]
-        )
-    old = path.read_text(encoding="utf-8").split("\n")
-    whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=len(old), character=0))
-    return lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=whole, new_text=text)]})
+async def _settle_changes(ls: PaperlensServer) -> None:
+    changed, ls.changed_on_disk = ls.changed_on_disk, set()
+    ls.coalescing = None
+    if not ls.ready.is_set():
+        return  # the first load is still running and reads everything
+    paper_changed = any(_is_input_of_the_paper(ls, path) for path in changed)
+    workspace_changed = any(ls.relative(path) is not None for path in changed)
+    if paper_changed or workspace_changed:
+        await _load(ls, paper=paper_changed)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
-def definition(ls: PaperlensServer, params: lsp.DefinitionParams) -> lsp.Location | None:
-    """From an anchor in code (`Eq. (3)`, `eq:loss`, `Sec. 2.1`, `Algorithm 1`) to that place in the paper."""
-    relative = ls.relative(params.text_document.uri)
-    file_index = ls.file_indexes.get(relative or "")
-    if file_index is None or ls.spec is None:
-        return None
-    line, character = params.position.line, params.position.character
-    for anchor in file_index.anchors:
-        where = anchor.location
-        if where.line == line and where.column <= character <= (where.end_column if where.end_column is not None else where.column + len(anchor.text)):
-            target = _anchor_target(ls.spec, anchor.target_kind, anchor.target)
-            return paper_location(ls.spec, target) if target is not None else None
-    return None
+def _is_input_of_the_paper(ls: PaperlensServer, path: Path) -> bool:
+    """The paper's files, the decisions file, or the settings that say where the paper is."""
+    relative = ls.relative(path)
+    if relative == DECISIONS_PATH.as_posix() or relative in SETTINGS_FILES:
+        return True
+    inside = ls.in_paper(path)
+    return inside is not None and (ls.spec is None or inside in ls.spec.files or path.suffix in PAPER_SUFFIXES)
 
 
-def _anchor_target(spec: PaperSpec, kind: str, target: str):
-    if kind in ("equation", "label"):
-        return next((e.location for e in spec.equations if target in (e.number, e.label)), None)
-    if kind == "section":
-        return next((s.location for s in spec.sections if target in (s.number, s.label)), None)
-    if kind == "algorithm":
-        return next((a.location for a in spec.algorithms if target in (a.number, a.label)), None)
-    if kind == "table":
-        return next((t.location for t in spec.tables if target in (t.number, t.label)), None)
-    return None
+@server.command(REINDEX)
+async def reindex_command(ls: PaperlensServer) -> bool:
+    """Read the paper again and index the whole workspace."""
+    return await _load(ls, paper=True)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_HOVER)
-def hover(ls: PaperlensServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    """The finding under the cursor with the paper's quote, or what the paper states for the value."""
-    line = params.position.line
-    for finding in ls.findings.get(params.text_document.uri, []):
-        code = finding.code
-        if code is not None and code.line <= line <= (code.end_line if code.end_line is not None else code.line):
-            return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=hover_markdown(finding)))
-    return None
+@server.feature(lsp.SHUTDOWN)
+def on_shutdown(ls: PaperlensServer, params: None) -> None:
+    if ls.watcher is not None:
+        ls.watcher.stop()
 
 
 def main() -> None:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from lsprotocol import types as lsp
 
 from paperlens.schemas import CodeLocation, Finding, Gap, Location, PaperSpec
 
-SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning, "info": lsp.DiagnosticSeverity.Information}
+SEVERITY = {
+    "error": lsp.DiagnosticSeverity.Error,
+    "warning": lsp.DiagnosticSeverity.Warning,
+    "info": lsp.DiagnosticSeverity.Information,
+    "hint": lsp.DiagnosticSeverity.Hint,
+}
 
 
 def to_range(code: CodeLocation) -> lsp.Range:
@@ -17,7 +23,8 @@ def to_range(code: CodeLocation) -> lsp.Range:
     return lsp.Range(start=lsp.Position(line=code.line, character=code.column), end=lsp.Position(line=end_line, character=end_column))
 
 
-def to_diagnostic(finding: Finding, spec: PaperSpec | None) -> lsp.Diagnostic:
+def to_diagnostic(finding: Finding, spec: PaperSpec | None, severity_of_kind: Mapping[str, str] | None = None) -> lsp.Diagnostic:
+    """An open finding at its own severity (or the one the settings give its kind); a recorded one as a hint."""
     related = []
     if spec is not None:
         for evidence in finding.paper:
@@ -32,7 +39,8 @@ def to_diagnostic(finding: Finding, spec: PaperSpec | None) -> lsp.Diagnostic:
                     message=" ".join(evidence.quote.split())[:200],
                 )
             )
-    severity = SEVERITY[finding.severity] if finding.status == "open" else lsp.DiagnosticSeverity.Hint
+    chosen = (severity_of_kind or {}).get(finding.kind, finding.severity)
+    severity = SEVERITY[chosen] if finding.status == "open" else lsp.DiagnosticSeverity.Hint
     return lsp.Diagnostic(
         range=to_range(finding.code),
         message=finding.message + (f" (recorded: {finding.decision})" if finding.status == "recorded" else ""),
@@ -42,16 +50,6 @@ def to_diagnostic(finding: Finding, spec: PaperSpec | None) -> lsp.Diagnostic:
         related_information=related or None,
         data={"id": finding.id},
     )
-
-
-def hover_markdown(finding: Finding) -> str:
-    lines = [f"**paperlens — {finding.kind}**: {finding.message}", ""]
-    for evidence in finding.paper:
-        quote = " ".join(evidence.quote.split())
-        lines += [f"> {quote}", "", f"— {evidence.location.short()}", ""]
-    if finding.confidence_note:
-        lines.append(f"_Confidence {finding.confidence:.0%}: {finding.confidence_note}_")
-    return "\n".join(lines).strip() + "\n"
 
 
 def paper_location(spec: PaperSpec, location: Location) -> lsp.Location | None:

@@ -51,6 +51,26 @@ CASES = [
         train_py="import torch\nWD = 5e-4\nopt = torch.optim.AdamW(params, lr=3e-4, weight_decay=WD)\n",
     ),
     _case(
+        "a no-decay parameter group",
+        train_py=(
+            "import torch\n\n\ndef parameter_groups(model, weight_decay):\n    decay, no_decay = [], []\n"
+            "    for name, param in model.named_parameters():\n"
+            "        (no_decay if param.ndim < 2 or name.endswith('.bias') else decay).append(param)\n"
+            '    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]\n\n\n'
+            "opt = torch.optim.AdamW(parameter_groups(model, 0.05), lr=3e-4)\n"
+            'frozen = torch.optim.AdamW([dict(params=model.embed.parameters(), weight_decay=0)], lr=3e-4)\n'
+        ),
+    ),
+    _case(
+        "a parameter group's weight decay differs",
+        {("divergence", "weight_decay")},
+        train_py=(
+            "import torch\n"
+            'groups = [{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}]\n'
+            "opt = torch.optim.AdamW(groups, lr=3e-4)\n"
+        ),
+    ),
+    _case(
         "default overridden to the paper's value",
         train_py="import torch\n\n\ndef build(params, weight_decay=5e-4):\n    return torch.optim.AdamW(params, lr=3e-4, weight_decay=weight_decay)\n\n\nopt = build(params, weight_decay=0.05)\n",
     ),
@@ -97,6 +117,33 @@ CASES = [
     _case(
         "the sign inside a library loss",
         loss_py='import torch.nn.functional as F\n\n\ndef nll(logits, y):\n    """Eq. (2)."""\n    return F.cross_entropy(logits, y)\n',
+    ),
+    _case(
+        "a term dropped, the anchor on the return",
+        {("divergence", "terms")},
+        loss_py="def loss(per_example, reg):\n    total = per_example.sum()\n    return total  # Eq. (1)\n",
+    ),
+    _case(
+        "an equation comment on one line of a training step",
+        train_py=(
+            "def train_step(model, optimizer, batch, reg, lam=0.1):\n    per_example = model(batch)\n"
+            "    # Eq. (1): the per-example losses summed, plus the weighed regulariser\n"
+            "    loss = per_example.sum() + lam * reg\n    loss.backward()\n    optimizer.step()\n    return loss.item()\n"
+        ),
+    ),
+    _case(
+        "a mean on the anchored line",
+        {("divergence", "reduction")},
+        loss_py="def loss(per_example, reg, lam=0.1):\n    data = per_example.mean()  # Eq. (1)\n    return data + lam * reg\n",
+    ),
+    _case(
+        "a mean elsewhere than the anchored line",
+        train_py=(
+            "def train_step(model, criterion, batch, reg, lam=0.1):\n    logits = model(batch.x)\n"
+            "    accuracy = (logits.argmax(-1) == batch.y).float().mean()  # logged only\n"
+            "    loss = criterion(logits, batch.y) + lam * reg  # Eq. (1), criterion sums\n"
+            "    return loss, accuracy\n"
+        ),
     ),
     _case(
         "terms added up in a loop",

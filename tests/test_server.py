@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import base64
+import json
 import shutil
 import sys
+
+import yaml
 
 import pytest_lsp
 from lsprotocol import types as lsp
@@ -150,25 +155,15 @@ async def test_recording_a_deviation_turns_the_diagnostic_into_a_recorded_note(c
 async def test_a_malformed_setting_is_shown_and_the_default_used(client: LanguageClient):
     uri, _ = _open(client, "train.py")
     assert await _diagnostics(client, uri)
-    assert any("paperlens.paper must be a path, not 42" in m.message for m in client.messages)
-    watchers = [w for r in client.registrations for reg in r.registrations for w in reg.register_options["watchers"]]
+    assert any("paperlens.paper: Input should be a valid string (got 42); using the default" in m.message for m in client.messages)
+    watchers = [
+        w for r in client.registrations for reg in r.registrations if reg.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES for w in reg.register_options["watchers"]
+    ]
     watch_capability = client.capabilities.workspace.did_change_watched_files
     if watch_capability is not None and watch_capability.dynamic_registration:
         assert {"globPattern": "**/.paperlens/decisions.yaml"} in watchers
     else:
         assert watchers == []  # a client that cannot watch is not asked to
-
-
-async def test_editing_the_paper_on_disk_updates_the_diagnostics(client: LanguageClient):
-    uri, _ = _open(client, "train.py")
-    assert any("weight_decay" in d.message for d in await _diagnostics(client, uri))
-    experiments = client.paper_path / "sections" / "experiments.tex"
-    experiments.write_text(experiments.read_text().replace("weight decay of \\wdecay{}", "weight decay of 5e-4").replace("Weight decay & \\wdecay", "Weight decay & 5e-4"))
-    client.diagnostics.pop(uri)
-    client.workspace_did_change_watched_files(
-        lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=experiments.as_uri(), type=lsp.FileChangeType.Changed)])
-    )
-    assert not [d for d in await _diagnostics(client, uri) if "weight_decay" in d.message]
 
 
 async def test_an_open_paper_shows_its_own_gaps(client: LanguageClient):
@@ -206,3 +201,190 @@ async def test_reading_the_paper_reports_progress_where_the_client_shows_it(clie
     [reports] = client.progress_reports.values()
     assert reports[0].kind == "begin" and reports[0].title == "paperlens: reading the paper"
     assert reports[1].message == "indexing the workspace" and reports[-1].kind == "end"
+
+
+
+async def _on_disk_change_is_seen(client: LanguageClient, path, text: str) -> None:
+    path.write_text(text)
+    if client.capabilities.workspace.did_change_watched_files.dynamic_registration:
+        # This client watches files itself (the server registered its globs); tell the server, as it would.
+        client.workspace_did_change_watched_files(
+            lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=path.as_uri(), type=lsp.FileChangeType.Changed)])
+        )
+
+
+async def test_a_paper_edited_on_disk_is_seen_by_a_client_that_watches_or_by_the_server(client: LanguageClient):
+    uri, _ = _open(client, "train.py")
+    assert any("weight_decay" in d.message for d in await _diagnostics(client, uri))
+    experiments = client.paper_path / "sections" / "experiments.tex"
+    client.diagnostics.pop(uri)
+    edited = experiments.read_text().replace("weight decay of \\wdecay{}", "weight decay of 5e-4").replace("Weight decay & \\wdecay", "Weight decay & 5e-4")
+    await _on_disk_change_is_seen(client, experiments, edited)
+    assert not [d for d in await _diagnostics(client, uri) if "weight_decay" in d.message]
+
+
+async def test_settings_from_the_client_choose_checks_and_severities(client: LanguageClient):
+    uri, _ = _open(client, "train.py")
+    before = await _diagnostics(client, uri)
+    assert any(d.code == "guess" for d in before) and any(d.code == "divergence" for d in before)
+    client.set_configuration({"checks": ["divergence"], "severity": {"divergence": "warning"}, "debounceMs": "soon"}, section="paperlens")
+    client.diagnostics.pop(uri)
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    after = await _diagnostics(client, uri)
+    assert after and {d.code for d in after} == {"divergence"}
+    assert {d.severity for d in after if "recorded" not in d.message} == {lsp.DiagnosticSeverity.Warning}
+    assert any("paperlens.debounceMs" in m.message and "using the default, 300" in m.message for m in client.messages)
+
+
+async def _hover(client: LanguageClient, uri: str, line: int, character: int) -> str:
+    hover = await client.text_document_hover_async(
+        lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=line, character=character))
+    )
+    assert hover is not None
+    return hover.contents.value
+
+
+def _where(text: str, needle: str) -> tuple[int, int]:
+    line = next(i for i, l in enumerate(text.splitlines()) if needle in l)
+    return line, text.splitlines()[line].index(needle)
+
+
+async def test_hover_on_an_anchor_shows_the_equation_as_an_image_with_a_link_to_the_paper(client: LanguageClient):
+    uri, text = _open(client, "tlm.py")
+    await _diagnostics(client, uri)
+    line, column = _where(text, "Eq. (3)")
+    value = await _hover(client, uri, line, column + 2)
+    assert "**Eq. (3)** · §2.1" in value
+    image = value.split("](data:image/png;base64,", 1)[1].split("|width=", 1)[0]
+    assert base64.b64decode(image).startswith(b"\x89PNG")
+    assert "sections/method.tex#L" in value
+    definition_line, _ = _where(text, "def tempered_weight")
+    assert "implements" in await _hover(client, uri, definition_line, 4)
+
+
+async def test_hover_on_a_value_the_paper_states_quotes_it(client: LanguageClient):
+    uri, text = _open(client, "train.py")
+    await _diagnostics(client, uri)
+    line, column = _where(text, "LEARNING_RATE = 3e-4")
+    value = await _hover(client, uri, line, column + len("LEARNING_RATE = "))
+    assert "the paper states `learning_rate` = `3\\times10^{-4}`" in value and "> We train a ResNet-18" in value
+    assert "experiments.tex#L" in value
+
+
+async def test_references_from_an_equation_in_the_paper_to_the_code(client: LanguageClient):
+    uri, _ = _open(client, "tlm.py")
+    await _diagnostics(client, uri)
+    method = client.paper_path / "sections" / "method.tex"
+    line, _ = _where(method.read_text(), "eq:tempered-weight")
+    found = await client.text_document_references_async(
+        lsp.ReferenceParams(
+            text_document=lsp.TextDocumentIdentifier(uri=method.as_uri()),
+            position=lsp.Position(line=line, character=0),
+            context=lsp.ReferenceContext(include_declaration=False),
+        )
+    )
+    text = (client.workspace_path / "tlm.py").read_text().splitlines()
+    lines = {location.range.start.line for location in found if location.uri == uri}
+    assert any("Eq. (3)" in text[n] for n in lines) and any(text[n].startswith("def tempered_weight") for n in lines)
+
+
+async def test_document_links_code_lenses_and_workspace_symbols(client: LanguageClient):
+    uri, text = _open(client, "tlm.py")
+    await _diagnostics(client, uri)
+    links = await client.text_document_document_link_async(lsp.DocumentLinkParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    eq3 = next(link for link in links if text.splitlines()[link.range.start.line][link.range.start.character :].startswith("Eq. (3)"))
+    assert "sections/method.tex#L" in eq3.target
+    lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    tempered = next(lens for lens in lenses if text.splitlines()[lens.range.start.line].startswith("def tempered_weight"))
+    assert tempered.command.title.startswith("Implements Eq. (3)") and tempered.command.command == "paperlens.openPaper"
+    opened = await client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command=tempered.command.command, arguments=tempered.command.arguments)
+    )
+    assert opened is True and client.shown_documents[-1].uri.endswith("sections/method.tex")
+    symbols = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="Eq. (3)"))
+    assert any(s.name == "Eq. (3)" and s.location.uri.endswith("method.tex") for s in symbols)
+    settings = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="weight_decay"))
+    assert any(s.name.startswith("weight_decay = ") for s in settings)
+
+
+async def _actions_at(client: LanguageClient, uri: str, line: int, character: int) -> list[lsp.CodeAction]:
+    """The actions offered at a cursor, with no diagnostic there."""
+    here = lsp.Position(line=line, character=character)
+    return await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri), range=lsp.Range(start=here, end=here), context=lsp.CodeActionContext(diagnostics=[])
+        )
+    )
+
+
+async def _resolved(client: LanguageClient, action: lsp.CodeAction) -> lsp.CodeAction:
+    return action if action.edit is not None else await client.code_action_resolve_async(action)
+
+
+async def test_ask_the_authors_adds_an_open_question_to_the_decisions_file(client: LanguageClient):
+    experiments = client.paper_path / "sections" / "experiments.tex"
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=experiments.as_uri(), language_id="latex", version=1, text=experiments.read_text())
+        )
+    )
+    conflict = next(d for d in await _diagnostics(client, experiments.as_uri()) if d.code == "conflicting-values")
+    actions = await _actions(client, experiments.as_uri(), conflict)
+    ask = await _resolved(client, next(a for title, a in actions.items() if title.startswith("Ask the authors")))
+    create, write = ask.edit.document_changes
+    assert create.uri.endswith(".paperlens/decisions.yaml")
+    decisions = yaml.safe_load(write.edits[0].new_text)
+    [question] = decisions["clarifications"]
+    assert question["status"] == "open" and "Which one was used" in question["question"]
+
+
+async def test_a_malformed_decisions_file_is_never_overwritten_by_an_action(client: LanguageClient):
+    uri, _ = _open(client, "train.py")
+    diagnostic = next(d for d in await _diagnostics(client, uri) if "weight_decay" in d.message)
+    decisions = client.workspace_path / ".paperlens" / "decisions.yaml"
+    decisions.parent.mkdir()
+    decisions.write_text("deviations: [unclosed\n")
+    record = (await _actions(client, uri, diagnostic))["Record this as a deliberate deviation"]
+    assert record.edit is None and "malformed" in record.disabled.reason
+
+
+async def test_insert_an_anchor_links_a_function_to_a_likely_equation(client: LanguageClient):
+    path = client.workspace_path / "weights.py"
+    path.write_text("def label_weight(m, tau):\n    return m ** (1 / tau)\n")
+    uri, text = _open(client, "weights.py")
+    await _diagnostics(client, uri)
+    actions = await _actions_at(client, uri, 0, 4)
+    link = next(a for a in actions if a.title.startswith("Link `label_weight` to Eq. (3)"))
+    linked = _apply(text, link.edit.changes[uri])
+    assert linked.startswith("# Implements Eq. (3)")
+    from paperlens.pipeline.code import index_source
+
+    assert [(a.target, a.function) for a in index_source("weights.py", linked).anchors] == [("3", "label_weight")]
+
+
+async def test_scaffold_a_module_from_a_section_of_the_paper(client: LanguageClient):
+    uri, _ = _open(client, "train.py")
+    await _diagnostics(client, uri)
+    method = client.paper_path / "sections" / "method.tex"
+    line, _ = _where(method.read_text(), "eq:tempered-weight")
+    actions = await _actions_at(client, method.as_uri(), line, 0)
+    scaffold = next(a for a in actions if a.kind == "refactor.scaffold")
+    created = {c.uri.rsplit("/", 1)[-1]: c for c in scaffold.edit.document_changes if isinstance(c, lsp.CreateFile)}
+    assert len(created) == 2 and any(name.startswith("test_") for name in created)
+    module = next(c for c in scaffold.edit.document_changes if isinstance(c, lsp.TextDocumentEdit) and "/tests/" not in c.text_document.uri)
+    text = module.edits[0].new_text
+    ast.parse(text)
+    assert "Eq. (3)" in text
+
+
+async def test_a_malformed_request_gets_an_error_and_the_server_goes_on(client: LanguageClient):
+    uri, _ = _open(client, "train.py")
+    await _diagnostics(client, uri)
+    # Sent as raw bytes: the client's own types would refuse to send it.
+    body = json.dumps({"jsonrpc": "2.0", "id": "malformed-1", "method": lsp.TEXT_DOCUMENT_HOVER, "params": {"textDocument": {"uri": 42}}})
+    client.protocol.writer.write(f"Content-Length: {len(body)}\r\n\r\n{body}".encode())
+    nothing = await client.text_document_hover_async(
+        lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri="file:///nowhere.py"), position=lsp.Position(line=0, character=0))
+    )
+    assert nothing is None
+    assert await _diagnostics(client, uri)

@@ -345,6 +345,17 @@ def check_file(root: Path, facts: PaperFacts, file: FileIndex, context: Workspac
     return [_recorded(f, facts.decisions) for f in found]
 
 
+def check_open_file(
+    root: Path, spec: PaperSpec, facts: PaperFacts, index: CodeIndex, context: WorkspaceContext, file: FileIndex, source: str
+) -> list[Finding]:
+    """What `check` reports for one file, as an editor holds it: `file` indexed from `source`, the
+    rest of the workspace as `index` last saw it."""
+    sites = [c for f in index.files if f.file != file.file for c in f.components] + file.components
+    workspace_wide = [f for f in _check_components(sites, facts) if f.code is not None and f.code.file == file.file]
+    workspace_wide += equation_findings(root, spec, CodeIndex(root=str(root), files=[file]), sources={file.file: source})
+    return check_file(root, facts, file, context) + [_recorded(f, facts.decisions) for f in workspace_wide]
+
+
 def check(root: Path, spec: PaperSpec, index: CodeIndex, decisions: DecisionsFile, facts: PaperFacts | None = None) -> CheckReport:
     """Compare the workspace's code with the paper (and the answers recorded in `decisions`)."""
     facts = facts or paper_facts(spec, decisions)

@@ -1,14 +1,24 @@
 """Equation-level checks where an anchor ties a function to an equation: a sum written as a mean (or
 a mean as a sum), a term of the equation that the function's result leaves out, and a dropped minus. Only anchored
-functions are read, so the cost is a few small parses."""
+functions are read, so the cost is a few small parses.
+
+What an anchor documents decides what is compared. One in the definition's header (a comment above
+it or on its `def`/`class` line, or in its signature) or in its docstring documents the whole
+definition: its reductions, and its result (the terms it returns, their sign). One on an inner line
+documents one statement: the statement it trails, or the one right below a comment on its own line;
+only that statement's reductions are compared, and the result only when that statement is the
+function's `return` — `# Eq. (2)` above the first of three lines that build λ says nothing about what
+the function returns."""
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from ...schemas import CodeIndex, CodeLocation, Equation, Evidence, Finding, Fix, FunctionSite, PaperSpec
+from ..code.python import parse_module
 
 # An expectation or an explicit 1/N makes the equation an average.
 MEAN_MARKERS = ("\\mathbb{E}", "\\mathop{\\mathbb{E}}", "\\frac{1}{", "\\tfrac{1}{", "\\dfrac{1}{", "\\operatorname{mean}", "\\mathrm{mean}", "\\text{mean}")
@@ -79,6 +89,8 @@ def _finding(function: FunctionSite, equation: Equation, call: ast.Call, summed:
         "which scales the loss and its gradient",
     )  # fmt: skip
 
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 # Delimiters without braces whose inside must not count: norms, absolute values, \left…\right.
 _DELIMITED = re.compile(r"\\left.*?\\right\S?|\\lVert.*?\\rVert|\\\|.*?\\\||\\lvert.*?\\rvert|\|[^|]*\|")
@@ -179,36 +191,83 @@ def _missing_sign(function: FunctionSite, equation: Equation, node: ast.AST) -> 
     )  # fmt: skip
 
 
-def equation_findings(root: Path, spec: PaperSpec, index: CodeIndex) -> list[Finding]:
+def _documented(node: ast.AST, line: int, lines: list[str]) -> ast.AST | None:
+    """What an anchor on `line` (0-based) in or right above the definition `node` documents: the whole
+    definition, one statement of its body, or nothing (a comment below its last statement)."""
+    first = node.body[0]
+    own_line = line < len(lines) and lines[line].lstrip().startswith("#")
+    if line <= node.lineno - 1 or (line < first.lineno - 1 and not own_line):
+        return node  # above the definition, on its decorators or its `def` line, trailing its signature
+    docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    if docstring and first.lineno - 1 <= line <= first.end_lineno - 1:
+        return node  # its docstring
+    statements = [child for child in ast.walk(node) if isinstance(child, ast.stmt) and child is not node]
+    if own_line:  # the statement below the comment (the outermost one starting there)
+        below = [s for s in statements if s.lineno - 1 > line]
+        if not below:
+            return None
+        start = min(s.lineno for s in below)
+        return max((s for s in below if s.lineno == start), key=lambda s: s.end_lineno)
+    around = [s for s in statements if s.lineno - 1 <= line <= s.end_lineno - 1]  # the statement it trails
+    return min(around, key=lambda s: (s.end_lineno - s.lineno, -s.lineno)) if around else None
+
+
+def _returns_of(node: ast.AST) -> list[ast.Return]:
+    """The function's own `return` statements (not those of functions defined inside it)."""
+    found: list[ast.Return] = []
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(child, ast.Return):
+            found.append(child)
+        stack += ast.iter_child_nodes(child)
+    return found
+
+
+def equation_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Mapping[str, str] | None = None) -> list[Finding]:
+    """Functions an anchor ties to an equation, compared with it; `sources`: an editor's unsaved texts."""
     by_number = {e.number: e for e in spec.equations if e.number}
     by_label = {e.label: e for e in spec.equations if e.label and e.number}
     findings: list[Finding] = []
     for file in index.files:
         functions = {f.qualname: f for f in file.functions}
         anchored = [
-            (functions[a.function], by_number.get(a.target) or by_label.get(a.target))
+            (a, functions[a.function], by_number.get(a.target) or by_label.get(a.target))
             for a in file.anchors
             if a.function in functions and a.target_kind in ("equation", "label")
         ]
-        anchored = [(function, equation) for function, equation in anchored if equation is not None and equation.latex]
+        anchored = [(a, function, equation) for a, function, equation in anchored if equation is not None and equation.latex]
         if not anchored:
             continue
         try:
-            tree = ast.parse((root / file.file).read_text(encoding="utf-8"))
+            source = (sources or {}).get(file.file)
+            text = source if source is not None else (root / file.file).read_text(encoding="utf-8")
+            tree = parse_module(text, file.file)
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
             continue  # the index already reports what it could not read
-        for function, equation in anchored:
+        lines = _LINE_BREAK.split(text)  # as the index counts lines (not str.splitlines: \f, \v)
+        for anchor, function, equation in anchored:
             node = _definition(tree, function)
             if node is None:
+                continue
+            documented = _documented(node, anchor.location.line, lines)
+            if documented is None:
                 continue
             latex = equation.latex
             sums_in_paper = any(m in latex for m in SUM_MARKERS)
             averages_in_paper = any(m in latex for m in MEAN_MARKERS)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                documented is node or any(documented is r for r in _returns_of(node))
+            ):  # the anchor documents what the function returns
                 findings += [f for f in (_missing_term(function, equation, node), _missing_sign(function, equation, node)) if f]
+            # A reduction is reported where the anchor points, and only when nothing in the whole
+            # definition offsets it (a sum of means, a sum divided by N on the next line).
             means, sums, divides = _reductions(node)
-            if sums_in_paper and not averages_in_paper and means and not sums:
-                findings.append(_finding(function, equation, means[0], summed=True))
-            elif averages_in_paper and sums and not means and not divides:  # 1/N Σ is an average
-                findings.append(_finding(function, equation, sums[0], summed=False))
-    return findings
+            means_here, sums_here, _ = (means, sums, divides) if documented is node else _reductions(documented)
+            if sums_in_paper and not averages_in_paper and means_here and not sums:
+                findings.append(_finding(function, equation, means_here[0], summed=True))
+            elif averages_in_paper and sums_here and not means and not divides:  # 1/N Σ is an average
+                findings.append(_finding(function, equation, sums_here[0], summed=False))
+    return list({finding.id: finding for finding in findings}.values())  # several anchors, one finding

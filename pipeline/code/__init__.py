@@ -14,7 +14,7 @@ import os
 import posixpath
 import stat
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -58,13 +58,20 @@ def index_workspace(
     include: list[str] | None = None,
     exclude: list[str] | None = None,
     previous: CodeIndex | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> CodeIndex:
-    """Every matching file under `root`; a file unchanged since `previous` keeps its FileIndex."""
+    """Every matching file under `root`; a file unchanged since `previous` keeps its FileIndex.
+    `progress(done, total)` is called after each file (it may raise to stop the indexing)."""
     root = Path(root).resolve()
     reusable = (
         {file.file: file for file in previous.files} if previous is not None and previous.root == str(root) else {}
     )
-    files = [_read(root, path, reusable.get(path)) for path in workspace_files(root, include, exclude)]
+    paths = workspace_files(root, include, exclude)
+    files = []
+    for done, path in enumerate(paths, 1):
+        files.append(_read(root, path, reusable.get(path)))
+        if progress is not None:
+            progress(done, len(paths))
     return _link(CodeIndex(root=str(root), files=files))
 
 

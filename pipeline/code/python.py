@@ -26,6 +26,12 @@ Overridden: a default that a call passes explicitly (by name, by position, or th
 or functools.partial), a field or command-line default an attribute assignment replaces
 (`cfg.lr = ...`, `parser.set_defaults(lr=...)`), and any value that flowed from such a default.
 
+Not settings, so no sites: the start of a running total, a name its scope accumulates into
+(`total_tokens += n`, `step = step + 1`; for `self.seen += n` in a method, the class is the scope),
+when it counts up or starts at 0 (a countdown from another value, `budget = 1000; budget -= 1`,
+starts from a setting); and a zero weight decay in an optimizer's parameter group (a dict with a
+"params" key), the idiom that keeps biases and norms out of the decay, not the run's weight decay.
+
 A syntax error is recorded as a Problem and the file is re-parsed with the offending lines blanked
 out (a few times), else up to the error, so what can be read still is.
 """
@@ -34,13 +40,14 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import hashlib
 import math
 import operator
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...schemas.code import (
     CallArguments,
@@ -93,6 +100,13 @@ _BUILTINS = frozenset(dir(builtins))
 _KNOWN_VALUES_ONLY = ("assignment", "function-default", "config-default", "dict-entry")
 
 
+@functools.lru_cache(maxsize=4)
+def parse_module(source: str, path: str) -> ast.Module:
+    """One parse per text: in an editor, the index and the equation checks read the same tree of
+    the file just edited (the tree is shared, so nobody may change it)."""
+    return ast.parse(source, filename=path)
+
+
 def index_python(path_rel: str, source: str) -> FileIndex:
     """Everything one Python file says, read on its own (`index_workspace` adds what other files say)."""
     problems: list[Problem] = []
@@ -103,6 +117,11 @@ def index_python(path_rel: str, source: str) -> FileIndex:
             indexer.walk(tree)
         except RecursionError:
             problems.append(Problem(severity="error", message=f"{path_rel}: nested too deeply to read in full"))
+    return _file_index(path_rel, source, indexer, problems)
+
+
+def _file_index(path_rel: str, source: str, indexer: _Indexer, problems: list[Problem]) -> FileIndex:
+    """The FileIndex of a walked file (also what incremental.py assembles its walk into)."""
     index = FileIndex(
         file=path_rel,
         sha256=hashlib.sha256(source.encode("utf-8", errors="surrogatepass")).hexdigest(),
@@ -142,7 +161,7 @@ def _parse(path: str, source: str, problems: list[Problem]) -> ast.Module | None
         )
         source = source.replace("\0", " ")
     try:
-        return ast.parse(source, filename=path)
+        return parse_module(source, path)
     except SyntaxError as error:
         problems.append(_syntax_problem(path, error))
         return _recover(path, source, error)
@@ -221,6 +240,22 @@ class _Scope:
     qualname: str | None
     env: dict[str, _Binding]
     config_class: bool = False  # a dataclass / pydantic / attrs / NamedTuple / flax Module body
+    parent: _Scope | None = None
+    # Names accumulated into in this scope (a class's: its attributes, through self/cls) → "+" and/or "-".
+    accumulated: dict[str, set[str]] = field(default_factory=dict)
+    declared: dict[str, _Scope] = field(default_factory=dict)  # `global`/`nonlocal` names → their scope
+
+    def owner_of(self, name: str) -> _Scope:
+        """The scope a bare name assigned here binds in."""
+        return self.declared.get(name, self)
+
+    def enclosing_class(self) -> _Scope | None:
+        """The class whose attributes `self.x` names: from a method's body, or the class body itself."""
+        if self.kind == "class":
+            return self
+        if self.kind == "function" and self.parent is not None and self.parent.kind == "class":
+            return self.parent
+        return None
 
 
 @dataclass(slots=True)
@@ -266,7 +301,10 @@ class _Indexer:
         self._local_parameters: dict[str, list[str]] = {}  # a module-level def or class → its parameters
         self._calls: dict[str, list] = {}  # callee → [keywords, positional, unpacked]
         self.assigned_attributes: set[str] = set()
-        self._signatures: dict[str, tuple[Signature | None, bool]] = {}
+        self._signatures: dict[tuple[str, str | None, bool], tuple[Signature | None, bool]] = {}
+        # Values assigned to a name, which is no setting if its scope turns out to accumulate into it:
+        # (that scope, the name, the value, the range of self.values its sites take).
+        self._starts: list[tuple[_Scope, str, Value, int, int]] = []
 
     # -- results ----------------------------------------------------------------------------------
 
@@ -320,6 +358,36 @@ class _Indexer:
         self._module_env = self._module_constants(tree)
         scope = _Scope("module", None, dict(self._module_env))
         self._body(tree.body, scope, docstring_owner=None)
+        self._drop_running_totals()
+
+    def _drop_running_totals(self) -> None:
+        """Drop the sites of what starts a running total: a name its scope accumulates into (known only
+        once the whole scope is read: a method may count before another one resets)."""
+        dropped: set[int] = set()
+        for owner, name, value, start, end in self._starts:
+            operators = owner.accumulated.get(name)
+            if operators and ("+" in operators or (type(value) is float and value == 0)):
+                dropped.update(range(start, end))
+        if dropped:
+            self.values = [site for position, site in enumerate(self.values) if position not in dropped]
+
+    def _start(self, owner: _Scope | None, name: str, value: Value, before: int) -> None:
+        """Note the sites just recorded (from `before` on) as a value `name` starts from in `owner`."""
+        if owner is not None and len(self.values) > before:
+            self._starts.append((owner, name, value, before, len(self.values)))
+
+    def _accumulate(self, target: ast.expr, operator_node: ast.operator, scope: _Scope) -> None:
+        """`total += x`, `total = total - x`, `self.seen += n`: the target is a running total."""
+        kind = type(operator_node)
+        if kind is not ast.Add and kind is not ast.Sub:
+            return  # `lr *= 0.1` decays a setting
+        sign = "+" if kind is ast.Add else "-"
+        if type(target) is ast.Name:
+            scope.owner_of(target.id).accumulated.setdefault(target.id, set()).add(sign)
+        elif type(target) is ast.Attribute and _root_name(target) in ("self", "cls") and type(target.value) is ast.Name:
+            owner = scope.enclosing_class()
+            if owner is not None:
+                owner.accumulated.setdefault(target.attr, set()).add(sign)
 
     def _module_constants(self, tree: ast.Module) -> dict[str, _Binding]:
         """Module-level names bound exactly once, to a value known from literals and earlier constants;
@@ -429,7 +497,7 @@ class _Indexer:
             if evaluation.value is not None:
                 env[arg.arg] = _Binding(evaluation.value, location, from_default=True)
             self._expression(default, scope)
-        self._body(node.body, _Scope("function", qualname, env), docstring_owner=qualname)
+        self._body(node.body, _Scope("function", qualname, env, parent=scope), docstring_owner=qualname)
 
     def _class(self, node: ast.ClassDef, scope: _Scope) -> None:
         qualname = f"{scope.qualname}.{node.name}" if scope.qualname else node.name
@@ -440,7 +508,7 @@ class _Indexer:
             self._expression(keyword.value, scope)
         config_class = self._is_config_class(node)
         self._define(node, qualname, "class", _constructor_parameters(node, config_class=config_class), scope)
-        body_scope = _Scope("class", qualname, dict(scope.env), config_class=config_class)
+        body_scope = _Scope("class", qualname, dict(scope.env), config_class=config_class, parent=scope)
         self._body(node.body, body_scope, docstring_owner=qualname)
 
     def _define(self, node, qualname: str, kind: str, parameters: list[str], scope: _Scope) -> None:
@@ -488,6 +556,9 @@ class _Indexer:
         evaluation = self._evaluate(node.value, scope.env)
         for target in node.targets:
             self._bind(target, node.value, evaluation, scope)
+        value = node.value
+        if len(node.targets) == 1 and type(value) is ast.BinOp and _same_target(node.targets[0], value):
+            self._accumulate(node.targets[0], value.op, scope)  # total = total + x
 
     def _annotated_assign(self, node: ast.AnnAssign, scope: _Scope) -> None:
         self._names_used(node.annotation)
@@ -508,9 +579,10 @@ class _Indexer:
         self._expression(value, scope)
         default = _field_default(value)
         if default is not None:  # not a default_factory
-            self._value(
-                name, self._evaluate(default, scope.env), default, "config-default", call=scope.qualname, always=True
-            )
+            before = len(self.values)
+            evaluation = self._evaluate(default, scope.env)
+            self._value(name, evaluation, default, "config-default", call=scope.qualname, always=True)
+            self._start(scope, name, evaluation.value, before)
 
     def _bind(self, target: ast.expr, value_node: ast.expr, evaluation: _Evaluation, scope: _Scope) -> None:
         kind = type(target)
@@ -518,7 +590,9 @@ class _Indexer:
         if kind is ast.Name:
             # Module and class attributes are settings as written; a function's locals only when named so.
             if not copied:
+                before = len(self.values)
                 self._value(target.id, evaluation, value_node, "assignment", always=scope.kind != "function")
+                self._start(scope.owner_of(target.id), target.id, evaluation.value, before)
             if evaluation.value is not None:
                 scope.env[target.id] = _Binding(
                     evaluation.value,
@@ -533,7 +607,10 @@ class _Indexer:
                 self.assigned_attributes.add(target.attr)
             if not copied:
                 written = _dotted(target) or target.attr
+                before = len(self.values)
                 self._value(written, evaluation, value_node, "assignment", always=False, last_part=target.attr)
+                if _root_name(target) in ("self", "cls") and type(target.value) is ast.Name:
+                    self._start(scope.enclosing_class(), target.attr, evaluation.value, before)
         elif kind is ast.Subscript:
             self._expression(target.value, scope)
             key = target.slice
@@ -562,6 +639,7 @@ class _Indexer:
 
     def _augmented_assign(self, node: ast.AugAssign, scope: _Scope) -> None:
         self._expression(node.value, scope)
+        self._accumulate(node.target, node.op, scope)
         if type(node.target) is ast.Name:
             scope.env.pop(node.target.id, None)
         else:
@@ -651,6 +729,19 @@ class _Indexer:
             if workspace_module:
                 self.imported.add(alias.name)
             scope.env.pop(alias.asname or alias.name, None)
+
+    def _declare(self, node: ast.Global | ast.Nonlocal, scope: _Scope) -> None:
+        """`global n` binds n in the module; `nonlocal n` in the nearest enclosing function."""
+        owner = scope.parent
+        if type(node) is ast.Global:
+            while owner is not None and owner.parent is not None:
+                owner = owner.parent
+        else:
+            while owner is not None and owner.kind != "function":
+                owner = owner.parent
+        if owner is not None:
+            for name in node.names:
+                scope.declared[name] = owner.owner_of(name)
 
     def _delete(self, node: ast.Delete, scope: _Scope) -> None:
         for target in node.targets:
@@ -899,6 +990,7 @@ class _Indexer:
             if key in self.vocabulary.target_keys and type(value) is ast.Constant and type(value.value) is str:
                 signature = self._named_target(value, container)
         known = signature is not None or any(key is not None and normalize_name(key) for key, _ in entries)
+        param_group = any(key == "params" for key, _ in entries)  # torch.optim's [{"params": ..., ...}, ...]
         for key, value in entries:
             if key is None:
                 pending.append(value)
@@ -916,6 +1008,8 @@ class _Indexer:
                 continue
             evaluation = self._evaluate(value, scope.env)
             setting = setting_of(key, signature)
+            if param_group and setting == "weight_decay" and evaluation.value == 0 and type(evaluation.value) is float:
+                continue  # {"params": no_decay, "weight_decay": 0.0} keeps biases and norms out of the decay
             self._value(
                 name,
                 evaluation,
@@ -1121,11 +1215,15 @@ class _Indexer:
         """The known callable a dotted name is, and whether it is the library's (so its parameters are
         the library's): `F.gelu`, `torch.optim.AdamW`, an imported `AdamW`; not `self.dropout` (a
         submodule), nor a lowercase bare name nobody imported (a variable)."""
-        cached = self._signatures.get(dotted)
+        # Memoized by all the look-up reads of the walk's state (the root's import, a star import), so a
+        # name looked up before an import that changes it is looked up again after it: what a
+        # statement finds does not depend on what earlier statements looked up (incremental.py).
+        key = (dotted, self._aliases.get(dotted.partition(".")[0]), self._library_star)
+        cached = self._signatures.get(key)
         if cached is not None:
             return cached
         found = self._look_up(dotted)
-        self._signatures[dotted] = found
+        self._signatures[key] = found
         return found
 
     def _look_up(self, dotted: str) -> tuple[Signature | None, bool]:
@@ -1176,6 +1274,8 @@ _STATEMENT_HANDLERS: dict[type, Callable[[_Indexer, ast.stmt, _Scope], None]] = 
     ast.Import: _Indexer._import,
     ast.ImportFrom: _Indexer._import_from,
     ast.Delete: _Indexer._delete,
+    ast.Global: _Indexer._declare,
+    ast.Nonlocal: _Indexer._declare,
 }
 if hasattr(ast, "TryStar"):
     _STATEMENT_HANDLERS[ast.TryStar] = _Indexer._try
@@ -1289,6 +1389,13 @@ def _string_items(node: ast.expr) -> list[str]:
     if type(node) in (ast.List, ast.Tuple):
         return [e.value for e in node.elts if type(e) is ast.Constant and type(e.value) is str]
     return []
+
+
+def _same_target(target: ast.expr, value: ast.BinOp) -> bool:
+    """`total = total + x` or `total = x + total`: a name (or self.attribute) updated from itself."""
+    written = _dotted(target) if type(target) in (ast.Name, ast.Attribute) else None
+    operands = (value.left, value.right) if type(value.op) is ast.Add else (value.left,)
+    return written is not None and any(_dotted(operand) == written for operand in operands)
 
 
 def _is_docstring(statement: ast.stmt) -> bool:

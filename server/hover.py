@@ -1,0 +1,82 @@
+"""The Markdown of a hover: the paper's equation as it looks there, its number and section, the
+quoted sentence, and a link that opens the paper at that place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import quote
+
+from paperlens.pipeline.equation_images import EquationImage
+from paperlens.pipeline.links import PaperItem, item_name, section_of
+from paperlens.schemas import Algorithm, Equation, Evidence, Finding, Location, PaperSpec, Section, Table
+
+
+def paper_link(spec: PaperSpec, location: Location) -> str:
+    """A file link to the place: `#L<line>,<column>` for a text source, `#page=<n>` for a PDF."""
+    uri = (Path(spec.root) / location.file).resolve().as_uri()
+    if location.line is not None:
+        return f"{uri}#L{location.line + 1},{(location.column or 0) + 1}"
+    return f"{uri}#page={location.page}" if location.page else uri
+
+
+def _open_link(spec: PaperSpec, location: Location) -> str:
+    return f"[{location.short()}]({quote(paper_link(spec, location), safe=':/#,=%')})"
+
+
+def _quote(text: str, limit: int = 400) -> str:
+    flat = " ".join(text.split())
+    return "> " + (flat if len(flat) <= limit else flat[: limit - 1] + "…")
+
+
+def equation_block(spec: PaperSpec, equation: Equation, image: EquationImage | None) -> list[str]:
+    """The equation: as an image when one could be made, else its LaTeX (or text) as code. The
+    image is drawn at twice its size for sharpness; `|width=` (VS Code's syntax) shows it at size."""
+    section = section_of(spec, equation)
+    heading = f"**{item_name(equation)}**" + (f" · {item_name(section)}" if section else "")
+    if image is not None:
+        body = [f"![{item_name(equation)}]({image.data_uri}|width={image.width // image.scale})"]
+    else:
+        body = ["```latex", (equation.latex or equation.text).strip(), "```"]
+    return [heading, "", *body, "", f"Open in the paper: {_open_link(spec, equation.location)}", ""]
+
+
+def item_block(spec: PaperSpec, item: PaperItem, image: EquationImage | None) -> list[str]:
+    if isinstance(item, Equation):
+        return equation_block(spec, item, image)
+    lines = [f"**{item_name(item)}**", ""]
+    if isinstance(item, Algorithm):
+        lines += [f"{n}. {' '.join(step.split())}" for n, step in enumerate(item.steps[:12], 1)] + [""]
+    elif isinstance(item, Table) and item.caption:
+        lines += [_quote(item.caption), ""]
+    elif isinstance(item, Section):
+        first = next((p for p in spec.paragraphs if p.section_id == item.id and p.kind == "text"), None)
+        if first is not None:
+            lines += [_quote(first.text), ""]
+    return lines + [f"Open in the paper: {_open_link(spec, item.location)}", ""]
+
+
+def evidence_lines(spec: PaperSpec, evidence: Evidence) -> list[str]:
+    return [_quote(evidence.quote), "", f"— {_open_link(spec, evidence.location)}", ""]
+
+
+def finding_markdown(spec: PaperSpec, finding: Finding, equations: list[tuple[Equation, EquationImage | None]]) -> str:
+    lines = [f"**paperlens — {finding.kind}**: {finding.message}", ""]
+    for evidence in finding.paper:
+        lines += evidence_lines(spec, evidence)
+    for equation, image in equations:
+        lines += equation_block(spec, equation, image)
+    if finding.confidence_note:
+        lines.append(f"_Confidence {finding.confidence:.0%}: {finding.confidence_note}_")
+    return "\n".join(lines).strip() + "\n"
+
+
+def statement_markdown(spec: PaperSpec, setting: str, value: str, evidence: Evidence) -> str:
+    lines = [f"**paperlens**: the paper states `{setting}` = `{value}`", "", *evidence_lines(spec, evidence)]
+    return "\n".join(lines).strip() + "\n"
+
+
+def items_markdown(spec: PaperSpec, blocks: list[tuple[PaperItem, EquationImage | None]], title: str | None = None) -> str:
+    lines = [title, ""] if title else []
+    for item, image in blocks:
+        lines += item_block(spec, item, image)
+    return "\n".join(lines).strip() + "\n"

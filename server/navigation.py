@@ -1,0 +1,202 @@
+"""From code to the paper and back: hover, go to definition, references, document links,
+workspace symbols, code lenses, and the command that opens the paper at a place."""
+
+from __future__ import annotations
+
+import asyncio
+
+from lsprotocol import types as lsp
+from pygls.capabilities import get_capability
+
+from paperlens.pipeline.equation_images import EquationImage, equation_image
+from paperlens.pipeline.links import (
+    PaperItem, anchor_at, anchor_target, equations_of, implementations, item_name, matches_query, open_questions,
+    paper_item_at, paper_symbols, statement_of, value_at,
+)  # fmt: skip
+from paperlens.schemas import CodeIndex, Equation, FileIndex, Location
+
+from .app import PaperlensServer, server
+from .convert import paper_location, to_range
+from .hover import finding_markdown, items_markdown, paper_link, statement_markdown
+
+OPEN_PAPER = "paperlens.openPaper"
+SYMBOL_KINDS = {
+    "section": lsp.SymbolKind.Namespace,
+    "equation": lsp.SymbolKind.Function,
+    "algorithm": lsp.SymbolKind.Method,
+    "table": lsp.SymbolKind.Struct,
+    "setting": lsp.SymbolKind.Constant,
+}
+
+
+def _file_index(ls: PaperlensServer, uri: str) -> FileIndex | None:
+    return ls.file_indexes.get(ls.relative(uri) or "")
+
+
+async def _images(ls: PaperlensServer, equations: list[Equation]) -> list[tuple[Equation, EquationImage | None]]:
+    """Each equation with its image (rendered off the event loop; cached after the first time)."""
+    spec = ls.spec
+    assert spec is not None
+    images = await asyncio.to_thread(lambda: [equation_image(spec, e) for e in equations])
+    return list(zip(equations, images, strict=True))
+
+
+def _markdown(value: str) -> lsp.Hover:
+    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=value))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+async def hover(ls: PaperlensServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    """A finding with the paper's side; an anchor's equation; the paper's statement of a value; the
+    equations a function implements."""
+    spec, uri = ls.spec, params.text_document.uri
+    if spec is None:
+        return None
+    line, character = params.position.line, params.position.character
+    for finding in ls.findings.get(uri, []):
+        code = finding.code
+        if code is not None and code.line <= line <= (code.end_line if code.end_line is not None else code.line):
+            shown = [paper_item_at(spec, e.location.file, e.location.line) for e in finding.paper if e.location.line is not None]
+            equations = list({id(e): e for e in shown if isinstance(e, Equation)}.values())
+            return _markdown(finding_markdown(spec, finding, await _images(ls, equations)))
+    file = _file_index(ls, uri)
+    if file is None:
+        return None
+    if (anchor := anchor_at(file, line, character)) is not None and (item := anchor_target(spec, anchor)) is not None:
+        return _markdown(items_markdown(spec, await _item_images(ls, [item])))
+    function = next((f for f in file.functions if f.location.line == line), None)
+    if function is not None and (equations := equations_of(spec, file, function)):
+        return _markdown(items_markdown(spec, await _item_images(ls, equations), title=f"`{function.name}` implements:"))
+    site = value_at(file, line, character)
+    if site is not None and ls.facts is not None and (stated := statement_of(ls.facts, site)) is not None:
+        return _markdown(statement_markdown(spec, site.normalized_name or site.name, *stated))
+    return None
+
+
+async def _item_images(ls: PaperlensServer, items: list[PaperItem]) -> list[tuple[PaperItem, EquationImage | None]]:
+    equations = [item for item in items if isinstance(item, Equation)]
+    images = {id(e): image for e, image in await _images(ls, equations)}
+    return [(item, images.get(id(item))) for item in items]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+def definition(ls: PaperlensServer, params: lsp.DefinitionParams) -> lsp.Location | None:
+    """From an anchor (`Eq. (3)`, `eq:loss`, `Sec. 2.1`, `Algorithm 1`), or a value the paper states,
+    to that place in the paper's source. A PDF has no text place: its links and lenses open it."""
+    file, spec = _file_index(ls, params.text_document.uri), ls.spec
+    if file is None or spec is None:
+        return None
+    line, character = params.position.line, params.position.character
+    if (anchor := anchor_at(file, line, character)) is not None:
+        item = anchor_target(spec, anchor)
+        return paper_location(spec, item.location) if item is not None else None
+    site = value_at(file, line, character)
+    if site is not None and ls.facts is not None and (stated := statement_of(ls.facts, site)) is not None:
+        return paper_location(spec, stated[1].location)
+    return None
+
+
+def _workspace_view(ls: PaperlensServer) -> CodeIndex:
+    """The workspace as saved, with open files as the editor holds them."""
+    assert ls.root is not None
+    saved = ls.index.files if ls.index is not None else []
+    open_files = {f.file: f for f in ls.file_indexes.values()}
+    files = [open_files.pop(f.file, f) for f in saved] + list(open_files.values())
+    return CodeIndex(root=str(ls.root), files=files)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+def references(ls: PaperlensServer, params: lsp.ReferenceParams) -> list[lsp.Location] | None:
+    """From an equation (or algorithm, section, table) in the paper's source, or from an anchor in
+    code, to every place in the code that implements it."""
+    spec, uri = ls.spec, params.text_document.uri
+    if spec is None or ls.root is None:
+        return None
+    item: PaperItem | None = None
+    if (paper_file := ls.paper_file(uri)) is not None:
+        item = paper_item_at(spec, paper_file, params.position.line)
+    elif (file := _file_index(ls, uri)) is not None and (anchor := anchor_at(file, params.position.line, params.position.character)):
+        item = anchor_target(spec, anchor)
+    if item is None:
+        return None
+    return [
+        lsp.Location(uri=(ls.root / code.file).as_uri(), range=to_range(code))
+        for code in {(c.file, c.line, c.column): c for c in implementations(spec, _workspace_view(ls), item)}.values()
+    ]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_LINK)
+def document_links(ls: PaperlensServer, params: lsp.DocumentLinkParams) -> list[lsp.DocumentLink]:
+    file, spec = _file_index(ls, params.text_document.uri), ls.spec
+    if file is None or spec is None:
+        return []
+    links = []
+    for anchor in file.anchors:
+        item = anchor_target(spec, anchor)
+        if item is not None:
+            links.append(lsp.DocumentLink(range=to_range(anchor.location), target=paper_link(spec, item.location), tooltip=f"Open {item_name(item)} in the paper"))
+    return links
+
+
+@server.feature(lsp.WORKSPACE_SYMBOL)
+def workspace_symbols(ls: PaperlensServer, params: lsp.WorkspaceSymbolParams) -> list[lsp.WorkspaceSymbol]:
+    """The paper's sections, equations, algorithms, tables and stated settings."""
+    spec = ls.spec
+    if spec is None:
+        return []
+    uri_only = get_capability(ls.client_capabilities, "workspace.symbol.resolve_support", None) is not None
+    found = []
+    for symbol in paper_symbols(spec):
+        if not matches_query(f"{symbol.name} {symbol.detail}", params.query):
+            continue
+        location: lsp.Location | lsp.LocationUriOnly | None = paper_location(spec, symbol.location)
+        if location is None and uri_only:
+            location = lsp.LocationUriOnly(uri=paper_link(spec, symbol.location))
+        if location is not None:
+            found.append(lsp.WorkspaceSymbol(name=symbol.name, kind=SYMBOL_KINDS[symbol.kind], location=location, container_name=symbol.detail or None))
+    return found
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
+def code_lenses(ls: PaperlensServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
+    """Over each function an anchor links to equations: "Implements Eq. (3) · 1 open question"."""
+    file, spec = _file_index(ls, params.text_document.uri), ls.spec
+    if file is None or spec is None or ls.facts is None:
+        return []
+    lenses = []
+    for function in file.functions:
+        equations = equations_of(spec, file, function)
+        if not equations:
+            continue
+        questions = {g.id for e in equations for g in open_questions(spec, ls.gaps, ls.facts, e)}
+        title = "Implements " + ", ".join(item_name(e) for e in equations)
+        if questions:
+            title += f" · {len(questions)} open question" + ("s" if len(questions) > 1 else "")
+        where = function.location
+        lenses.append(
+            lsp.CodeLens(
+                range=lsp.Range(start=lsp.Position(line=where.line, character=where.column), end=lsp.Position(line=where.line, character=where.column)),
+                command=lsp.Command(title=title, command=OPEN_PAPER, arguments=[_location_argument(equations[0].location)]),
+            )
+        )
+    return lenses
+
+
+def _location_argument(location: Location) -> dict:
+    return location.model_dump(mode="json", exclude_none=True)
+
+
+@server.command(OPEN_PAPER)
+async def open_paper(ls: PaperlensServer, where: dict) -> bool:
+    """Show the paper at a place: the source scrolled to the line, or the PDF (the client's viewer)."""
+    spec = ls.spec
+    if spec is None:
+        return False
+    location = Location.model_validate(where)
+    target = paper_location(spec, location)
+    if target is not None:
+        params = lsp.ShowDocumentParams(uri=target.uri, selection=target.range, take_focus=True)
+    else:
+        params = lsp.ShowDocumentParams(uri=paper_link(spec, location).split("#")[0], external=True)
+    result = await ls.window_show_document_async(params)
+    return bool(result and result.success)
