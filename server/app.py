@@ -236,9 +236,9 @@ async def _register(ls: PaperlensServer, method: str, options: object) -> bool:
 async def _watch(ls: PaperlensServer) -> None:
     """The paper, the decisions, configs and code change on disk outside the editor's buffers: have
     the client watch them when it can (also outside the workspace, with relative patterns), else
-    watchdog."""
-    assert ls.root is not None and ls.spec is not None
-    paper_root = Path(ls.spec.root)
+    watchdog. Before any paper could be read, the workspace alone."""
+    assert ls.root is not None
+    paper_root = Path(ls.spec.root) if ls.spec is not None else ls.root
     paper_outside = ls.relative(paper_root) is None
     watched_by_client = False
     folders: list[Path] = []
@@ -263,13 +263,14 @@ async def on_initialized(ls: PaperlensServer, params: lsp.InitializedParams) -> 
     _apply_settings(ls, await _pull_settings(ls))
     if get_capability(ls.client_capabilities, "workspace.did_change_configuration.dynamic_registration", False):
         await _register(ls, lsp.WORKSPACE_DID_CHANGE_CONFIGURATION, lsp.DidChangeConfigurationRegistrationOptions(section="paperlens"))
-    if await _load(ls, paper=True):
-        await _watch(ls)
+    await _load(ls, paper=True)
+    await _watch(ls)  # also when the paper could not be read: fixing it on disk is seen
 
 
 async def _load(ls: PaperlensServer, paper: bool) -> bool:
     """(Re)read the paper when `paper`, then (re)index the workspace, with progress the user can
-    cancel; then re-check every open document. False when the paper could not be read."""
+    cancel; then re-check every open document. False when the paper could not be read (what was
+    read before stays in use)."""
     try:
         async with _progress(ls, "paperlens: reading the paper", cancellable=True) as (report, cancelled):
             if paper:
@@ -288,6 +289,7 @@ async def _load(ls: PaperlensServer, paper: bool) -> bool:
                 _show(ls, "indexing cancelled: open files are checked on their own; run “paperlens: re-index” to index again", lsp.MessageType.Info)
     except UserError as err:
         _show(ls, str(err), lsp.MessageType.Error)
+        ls.ready.set()
         return False
     ls.ready.set()
     for document in list(ls.workspace.text_documents.values()):
@@ -395,7 +397,7 @@ async def _settle_changes(ls: PaperlensServer) -> None:
     paper_changed = any(_is_input_of_the_paper(ls, path) for path in changed)
     workspace_changed = any(ls.relative(path) is not None for path in changed)
     if paper_changed or workspace_changed:
-        await _load(ls, paper=paper_changed)
+        await _load(ls, paper=paper_changed or ls.spec is None)
 
 
 def _is_input_of_the_paper(ls: PaperlensServer, path: Path) -> bool:
@@ -403,8 +405,10 @@ def _is_input_of_the_paper(ls: PaperlensServer, path: Path) -> bool:
     relative = ls.relative(path)
     if relative == DECISIONS_PATH.as_posix() or relative in SETTINGS_FILES:
         return True
+    if ls.spec is None:
+        return path.suffix in PAPER_SUFFIXES
     inside = ls.in_paper(path)
-    return inside is not None and (ls.spec is None or inside in ls.spec.files or path.suffix in PAPER_SUFFIXES)
+    return inside is not None and (inside in ls.spec.files or path.suffix in PAPER_SUFFIXES)
 
 
 @server.command(REINDEX)

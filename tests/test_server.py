@@ -9,6 +9,7 @@ import json
 import shutil
 import sys
 
+import pytest
 import yaml
 
 import pytest_lsp
@@ -25,24 +26,31 @@ WORKSPACE = EXAMPLE_PAPER.parent / "workspace"
     config=ClientServerConfig(server_command=[sys.executable, "-m", "paperlens.server"]),
 )
 async def client(lsp_client: LanguageClient, request, tmp_path):
+    # A malformed setting: reported, then the default is used.
+    await _start(lsp_client, request.param, tmp_path, options={"paperlens": {"paper": 42}})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def _start(lsp_client: LanguageClient, preset: str, tmp_path, *, paper: str = "../paper", options=None, prepare=None) -> None:
+    """The example workspace and paper copied under tmp_path, and a session with a client preset."""
     workspace = tmp_path / "workspace"
     shutil.copytree(WORKSPACE, workspace)
-    paper = tmp_path / "paper"
-    shutil.copytree(EXAMPLE_PAPER, paper)
-    (workspace / "pyproject.toml").write_text('[tool.paperlens]\npaper = "../paper"\n')
+    shutil.copytree(EXAMPLE_PAPER, tmp_path / "paper")
+    (workspace / "pyproject.toml").write_text(f'[tool.paperlens]\npaper = "{paper}"\n')
+    if prepare is not None:
+        prepare(workspace)
     lsp_client.workspace_path = workspace
-    lsp_client.paper_path = paper
+    lsp_client.paper_path = tmp_path / "paper"
     lsp_client.registrations = []
     lsp_client.feature(lsp.CLIENT_REGISTER_CAPABILITY)(lambda params: lsp_client.registrations.append(params))
     await lsp_client.initialize_session(
         lsp.InitializeParams(
-            capabilities=client_capabilities(request.param),
+            capabilities=client_capabilities(preset),
             workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="workspace")],
-            initialization_options={"paperlens": {"paper": 42}},  # malformed: reported, then the default is used
+            initialization_options=options,
         )
     )
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def _diagnostics(client: LanguageClient, uri: str) -> list[lsp.Diagnostic]:
@@ -388,3 +396,98 @@ async def test_a_malformed_request_gets_an_error_and_the_server_goes_on(client: 
     )
     assert nothing is None
     assert await _diagnostics(client, uri)
+
+
+
+async def test_a_burst_of_edits_gives_one_analysis_of_the_last_version(client: LanguageClient):
+    uri, text = _open(client, "train.py")
+    await _diagnostics(client, uri)
+    for version in range(2, 7):
+        client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text.replace("5e-4", f"{version}e-4"))],
+            )
+        )
+    async with asyncio.timeout(30):
+        published = await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert published.uri == uri and published.version == 6
+    assert any("weight_decay = 6e-4" in d.message for d in published.diagnostics)
+    with pytest.raises(TimeoutError):  # nothing else follows: the older versions were never analysed
+        async with asyncio.timeout(1.5):
+            await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+
+async def test_a_burst_of_changes_on_disk_is_read_once(client: LanguageClient):
+    uri, _ = _open(client, "train.py")
+    await _diagnostics(client, uri)
+    readings = len(client.progress_reports)
+    experiments = client.paper_path / "sections" / "experiments.tex"
+    for _ in range(5):  # an editor's save, a formatter, a sync tool: several writes in a row
+        experiments.write_text(experiments.read_text() + "%\n")
+        client.workspace_did_change_watched_files(
+            lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=experiments.as_uri(), type=lsp.FileChangeType.Changed)])
+        )
+    client.diagnostics.pop(uri)
+    await _diagnostics(client, uri)
+    await asyncio.sleep(1)
+    assert len(client.progress_reports) == readings + 1
+
+
+def _many_files(workspace, count: int) -> None:
+    package = workspace / "generated"
+    package.mkdir()
+    for n in range(count):
+        (package / f"module_{n}.py").write_text(f"def step_{n}(x, lr=0.1):\n    return x * lr\n")
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "paperlens.server"]))
+async def large_workspace_client(lsp_client: LanguageClient, tmp_path):
+    await _start(lsp_client, "visual-studio-code", tmp_path, prepare=lambda workspace: _many_files(workspace, 3000))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_indexing_can_be_cancelled_and_open_files_are_still_checked(large_workspace_client: LanguageClient):
+    client = large_workspace_client
+    async with asyncio.timeout(60):
+        while not any(getattr(r, "message", "") and r.message.startswith("indexing the workspace:") for rs in client.progress_reports.values() for r in rs):
+            await asyncio.sleep(0.01)
+    [(token, reports)] = client.progress_reports.items()
+    assert reports[0].cancellable is True
+    client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=token))
+    uri, _ = _open(client, "train.py")
+    assert any("weight_decay = 5e-4" in d.message for d in await _diagnostics(client, uri))
+    assert any("indexing cancelled" in m.message for m in client.messages)
+    assert reports[-1].kind == "end" and reports[-1].message == "cancelled"
+    last = [r.message for r in reports if r.kind == "report" and r.message.startswith("indexing the workspace:")][-1]
+    done, total = last.removeprefix("indexing the workspace: ").removesuffix(" files").split("/")
+    assert int(done) < int(total)  # stopped before the end
+
+
+@pytest_lsp.fixture(
+    params=["visual-studio-code", "neovim"], config=ClientServerConfig(server_command=[sys.executable, "-m", "paperlens.server"])
+)
+async def broken_paper_client(lsp_client: LanguageClient, request, tmp_path):
+    def unreadable_pdf(workspace):
+        (workspace / "paper.pdf").write_bytes(b"%PDF-1.7\n" + b"\0garbage" * 100)
+
+    await _start(lsp_client, request.param, tmp_path, paper="paper.pdf", prepare=unreadable_pdf)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_an_unreadable_paper_is_reported_and_fixing_it_on_disk_recovers(broken_paper_client: LanguageClient):
+    client = broken_paper_client
+    async with asyncio.timeout(30):
+        while not any(m.type == lsp.MessageType.Error for m in client.messages):
+            await asyncio.sleep(0.05)
+    assert any("paper.pdf" in m.message for m in client.messages if m.type == lsp.MessageType.Error)
+    uri, _ = _open(client, "train.py")
+    hover = await client.text_document_hover_async(
+        lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=0, character=0))
+    )
+    assert hover is None and uri not in client.diagnostics  # nothing to compare with, and no crash
+    pyproject = client.workspace_path / "pyproject.toml"
+    await _on_disk_change_is_seen(client, pyproject, '[tool.paperlens]\npaper = "../paper"\n')
+    assert any("weight_decay = 5e-4" in d.message for d in await _diagnostics(client, uri))
