@@ -55,6 +55,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 1 when an open finding is at least this severe (default: error)",
     )
     check.set_defaults(run=run_check)
+    smoke = commands.add_parser("smoke", help="run the workspace's smoke command in the sandbox and classify what fails")
+    smoke.add_argument("workspace", type=Path, nargs="?", default=Path("."), help="the workspace (default: the current folder)")
+    smoke.add_argument("--image", help="the image to run in (default: [tool.paperlens.sandbox] image, else the workspace's Dockerfile, else the base image)")
+    smoke.add_argument("--command", help="the command, as one string (default: a reproduce script with --smoke, else pytest -x -q)")
+    smoke.add_argument("--local", action="store_true", help="run as a subprocess on this machine, unisolated (no Docker)")
+    smoke.add_argument("--timeout", type=float, help="seconds before the run is killed (default: 120)")
+    smoke.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    smoke.set_defaults(run=run_smoke)
     serve = commands.add_parser("serve", help="run the language server over stdio (what the editor starts)")
     serve.set_defaults(run=run_serve)
     return parser
@@ -142,6 +150,40 @@ def run_check(args: argparse.Namespace) -> int:
     threshold = SEVERITY_RANK[args.fail_on]
     failing = [f for f in report.findings if f.status == "open" and SEVERITY_RANK[f.severity] >= threshold]
     return EXIT_FINDINGS if failing else EXIT_OK
+
+
+def run_smoke(args: argparse.Namespace) -> int:
+    import shlex
+
+    from .sandbox import run_smoke as run
+    from .sandbox import set_prewarm
+    from .sandbox.deps import dependency_issues
+    from .sandbox.render import render_sarif as render_smoke_sarif
+    from .sandbox.render import render_text as render_smoke_text
+    from .workspace import load_settings
+
+    workspace = args.workspace.resolve()
+    if not workspace.is_dir():
+        raise WorkspaceError(f"{args.workspace}: not a folder")
+    sandbox = load_settings(workspace).sandbox
+    overrides = {"image": args.image, "timeout_seconds": args.timeout, "mode": "local" if args.local else None}
+    if args.command is not None:
+        overrides["command"] = shlex.split(args.command)
+    sandbox = sandbox.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    set_prewarm(None)  # one run: a container started ahead for a next run would only cost time at exit
+    # The run's own output goes to stderr as it comes: progress for a human, while stdout stays the report.
+    result = run(workspace, sandbox, on_output=lambda text: print(text, end="", file=sys.stderr, flush=True))
+    result = result.model_copy(update={"dependencies": dependency_issues(workspace)})
+    if args.format == "json":
+        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+    elif args.format == "sarif":
+        sys.stdout.write(render_smoke_sarif(result, str(workspace)))
+    else:
+        sys.stdout.write(render_smoke_text(result))
+    if result.status == "error":
+        print(f"paperlens: {result.message}", file=sys.stderr)
+        return EXIT_INPUT
+    return EXIT_FINDINGS if result.status == "failed" else EXIT_OK
 
 
 def run_index(args: argparse.Namespace) -> int:

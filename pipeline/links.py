@@ -11,7 +11,7 @@ from ..schemas import (
     Algorithm, Anchor, CodeIndex, CodeLocation, Equation, Evidence, FileIndex, FunctionSite, Gap, Location, PaperSpec, Section, Table,
     ValueSite,
 )  # fmt: skip
-from .check import PaperFacts
+from .check import PaperFacts, facts_for
 from .extract.hyperparameters import symbol_name
 
 PaperItem = Equation | Section | Algorithm | Table
@@ -82,7 +82,7 @@ def equations_of(spec: PaperSpec, file: FileIndex, function: FunctionSite) -> li
 
 def statement_of(facts: PaperFacts, site: ValueSite) -> tuple[str, Evidence] | None:
     """The value the paper (or an answer) states for the setting a code value sets, as written, and where."""
-    stated = facts.facts.get(site.normalized_name or "")
+    stated = facts_for(facts, site)
     if not stated:
         return None
     same_component = [f for f in stated if f.component and f.component == site.component]

@@ -15,6 +15,7 @@ from .code import (
 from .decisions import Assumption, Clarification, DecisionsFile, Deviation
 from .findings import CheckReport, Finding, FindingKind, Fix, TextEdit
 from .settings import EditorLLMSettings, EditorSettings, WorkspaceSettings
+from .smoke import DEFAULT_SANDBOX_IMAGE, DependencyIssue, ErrorClass, Frame, SandboxSettings, SmokeFailure, SmokeResult
 from .gaps import (
     TYPE_OF_CATEGORY,
     Convention,
@@ -45,6 +46,13 @@ from .paper import (
 )
 
 __all__ = [
+    "DEFAULT_SANDBOX_IMAGE",
+    "DependencyIssue",
+    "ErrorClass",
+    "Frame",
+    "SandboxSettings",
+    "SmokeFailure",
+    "SmokeResult",
     "EditorLLMSettings",
     "EditorSettings",
     "WorkspaceSettings",

@@ -15,6 +15,7 @@ from .gaps import ReadinessReport
 from .llm import GapCandidates, LLMSettings
 from .paper import PaperSpec
 from .settings import EditorSettings
+from .smoke import SmokeResult
 
 EXPORTED: dict[str, type[BaseModel]] = {
     "paper-spec": PaperSpec,
@@ -25,6 +26,7 @@ EXPORTED: dict[str, type[BaseModel]] = {
     "check-report": CheckReport,
     "decisions": DecisionsFile,
     "editor-settings": EditorSettings,
+    "smoke-result": SmokeResult,
 }
 SCHEMA_DIR = Path(__file__).parent / "json"
 

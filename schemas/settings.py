@@ -8,6 +8,7 @@ from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from .base import Model
+from .smoke import SandboxSettings
 
 
 class WorkspaceSettings(Model):
@@ -16,6 +17,7 @@ class WorkspaceSettings(Model):
     paper: str | None = Field(default=None, description="The paper (file or folder), relative to the workspace.")
     include: list[str] | None = Field(default=None, description="Globs of files to check; default: Python and config files.")
     exclude: list[str] | None = Field(default=None, description="Globs to leave out, besides virtualenvs, build and VCS folders.")
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings, description="Smoke runs ([tool.paperlens.sandbox]).")
 
 
 FindingKindSetting = Literal["divergence", "guess", "unimplemented"]
@@ -48,3 +50,5 @@ class EditorSettings(Model):
     paper_gaps: bool = Field(default=True, description="Show the paper's own gaps as diagnostics in its .tex/.md files.")
     debounce_ms: int = Field(default=300, ge=0, le=10_000, description="Wait after an edit before checking the file.")
     llm: EditorLLMSettings = Field(default_factory=EditorLLMSettings, description="Used to draft questions to the authors.")
+    smoke_on_save: bool = Field(default=True, description="Run the smoke command in the sandbox when a Python file is saved.")
+    sandbox: SandboxSettings | None = Field(default=None, description="Overrides [tool.paperlens.sandbox] for this editor.")

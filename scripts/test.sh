@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+scripts/sandbox-engine.sh  # a Docker engine and the sandbox's base image, for the smoke-run tests
 .venv/bin/python -m pytest "$@"

@@ -13,8 +13,9 @@ import contextlib
 import gc
 import logging
 import sys
+import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -29,7 +30,7 @@ from paperlens.pipeline.errors import UserError
 from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.readiness import assess
 from paperlens.pipeline.workspace import SETTINGS_FILES, editor_settings, find_paper, load_settings
-from paperlens.schemas import CodeIndex, DecisionsFile, EditorSettings, FileIndex, Finding, Gap, PaperSpec, ReadinessReport
+from paperlens.schemas import CodeIndex, DecisionsFile, EditorSettings, FileIndex, Finding, Gap, PaperSpec, ReadinessReport, WorkspaceSettings
 
 from .convert import gap_diagnostic, to_diagnostic
 from .watch import DiskWatcher
@@ -70,14 +71,20 @@ class PaperlensServer(LanguageServer):
         self.changed_on_disk: set[Path] = set()
         self.coalescing: asyncio.TimerHandle | None = None
         self.watcher: DiskWatcher | None = None
+        self.workspace_settings = WorkspaceSettings()
+        self.smoke_task: asyncio.Task | None = None
+        self.smoke_cancel: threading.Event | None = None
+        # What other modules do when the session starts and when a file is saved (smoke runs).
+        self.start_hooks: list[Callable[[PaperlensServer], Awaitable[None]]] = []
+        self.save_hooks: list[Callable[[PaperlensServer, Path], None]] = []
 
     # -- pipeline calls (run in a thread) -----------------------------------------------------
 
     def load_paper(self) -> None:
         """Read the paper, the decisions and what the checks compare code with."""
         assert self.root is not None
-        workspace_settings = load_settings(self.root)
-        paper = Path(self.settings.paper).expanduser() if self.settings.paper else find_paper(self.root, workspace_settings)
+        self.workspace_settings = load_settings(self.root)
+        paper = Path(self.settings.paper).expanduser() if self.settings.paper else find_paper(self.root, self.workspace_settings)
         self.spec = read_paper(paper if paper.is_absolute() else self.root / paper)
         self.decisions = load_decisions(self.root)
         self.readiness = assess(self.spec)
@@ -86,9 +93,9 @@ class PaperlensServer(LanguageServer):
 
     def load_workspace(self, progress: Callable[[int, int], None] | None = None) -> None:
         assert self.root is not None
-        workspace_settings = load_settings(self.root)
+        self.workspace_settings = load_settings(self.root)
         self.index = index_workspace(
-            self.root, include=workspace_settings.include, exclude=workspace_settings.exclude, previous=self.index, progress=progress
+            self.root, include=self.workspace_settings.include, exclude=self.workspace_settings.exclude, previous=self.index, progress=progress
         )
         self.context = WorkspaceContext.of(self.index)
         # The index lives as long as the server: keep the collector from walking it after every edit.
@@ -263,6 +270,8 @@ async def on_initialized(ls: PaperlensServer, params: lsp.InitializedParams) -> 
     _apply_settings(ls, await _pull_settings(ls))
     if get_capability(ls.client_capabilities, "workspace.did_change_configuration.dynamic_registration", False):
         await _register(ls, lsp.WORKSPACE_DID_CHANGE_CONFIGURATION, lsp.DidChangeConfigurationRegistrationOptions(section="paperlens"))
+    for hook in ls.start_hooks:
+        asyncio.ensure_future(hook(ls))
     await _load(ls, paper=True)
     await _watch(ls)  # also when the paper could not be read: fixing it on disk is seen
 
@@ -372,7 +381,10 @@ def did_close(ls: PaperlensServer, params: lsp.DidCloseTextDocumentParams) -> No
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: PaperlensServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    _changed_on_disk(ls, Path(to_fs_path(params.text_document.uri) or ""))
+    path = Path(to_fs_path(params.text_document.uri) or "")
+    _changed_on_disk(ls, path)
+    for hook in ls.save_hooks:
+        hook(ls, path)
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)

@@ -10,11 +10,12 @@ from paperlens.pipeline.extract.knowledge import (
     hyperparameter_vocabulary,
     symbol_vocabulary,
 )
+from paperlens.pipeline.extract.values import parse_value
 
 ENTRY_KEYS = {
     "aliases", "table_aliases", "symbols", "count_nouns", "unit_names", "range", "components", "exclude_prefixes",
     "expand", "text_values", "integer", "dimensions", "per_device", "renamed_with", "contextual_aliases",
-    "share_actions",
+    "share_actions", "measure",
 }  # fmt: skip
 COMPONENT_KINDS = {
     "optimizer", "schedule", "normalization", "activation", "loss", "initialization", "regularizer", "architecture",
@@ -27,7 +28,8 @@ def _load(name: str) -> dict:
 
 
 def test_hyperparameter_entries_are_consistent() -> None:
-    entries = _load("hyperparameters.yaml")["hyperparameters"]
+    data = _load("hyperparameters.yaml")
+    entries = data["hyperparameters"]
     components = _load("components.yaml")
     canonical_components = {name for names in components.values() for name in names}
     for name, spec in entries.items():
@@ -48,6 +50,23 @@ def test_hyperparameter_entries_are_consistent() -> None:
             assert low <= high, name
         if "contextual_aliases" in spec:
             assert set(spec["contextual_aliases"]) == {"context", "aliases"}, name
+        assert spec.get("measure", "tokens") in data["unit_measures"], name
+
+
+def test_units_have_one_measure_and_code_names_them() -> None:
+    measures = _load("hyperparameters.yaml")["unit_measures"]
+    units = [unit for listed in measures.values() for unit in listed]
+    assert len(units) == len(set(units))
+    # Every unit is one values.py reads after a value, as it names it.
+    for unit in units:
+        parsed = parse_value(f"4 {unit}")
+        assert parsed is not None and parsed.unit == unit, unit
+    assert set(_load("code.yaml")["unit_words"]) <= set(measures)
+    vocabulary = hyperparameter_vocabulary()
+    assert vocabulary.measure_of("batch_size", "tokens") == "tokens"
+    assert vocabulary.measure_of("batch_size", None) == "examples"
+    assert vocabulary.measure_of("training_steps", None) == "steps"  # its count nouns' measure
+    assert vocabulary.measure_of("num_layers", "layers") is None
 
 
 def test_component_kinds_are_the_schema_kinds() -> None:

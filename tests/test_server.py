@@ -491,3 +491,29 @@ async def test_an_unreadable_paper_is_reported_and_fixing_it_on_disk_recovers(br
     pyproject = client.workspace_path / "pyproject.toml"
     await _on_disk_change_is_seen(client, pyproject, '[tool.paperlens]\npaper = "../paper"\n')
     assert any("weight_decay = 5e-4" in d.message for d in await _diagnostics(client, uri))
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "paperlens.server"]))
+async def pdf_client(lsp_client: LanguageClient, tmp_path):
+    await _start(lsp_client, "visual-studio-code", tmp_path, paper="../paper/paper.pdf")
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_with_a_pdf_paper_the_hover_shows_the_crop_of_the_page_and_links_to_it(pdf_client: LanguageClient):
+    client = pdf_client
+    uri, text = _open(client, "tlm.py")
+    await _diagnostics(client, uri)
+    line, column = _where(text, "Eq. (3)")
+    value = await _hover(client, uri, line, column + 2)
+    image = base64.b64decode(value.split("](data:image/png;base64,", 1)[1].split("|width=", 1)[0])
+    assert image.startswith(b"\x89PNG") and "paper.pdf#page=" in value
+    definition = await client.text_document_definition_async(
+        lsp.DefinitionParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=line, character=column + 2))
+    )
+    assert definition is None  # a PDF page has no text range: the link and the lens open it
+    lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    lens = next(lens for lens in lenses if lens.command.title.startswith("Implements Eq. (3)"))
+    assert await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command=lens.command.command, arguments=lens.command.arguments))
+    shown = client.shown_documents[-1]
+    assert shown.uri.endswith("paper.pdf") and shown.external is True

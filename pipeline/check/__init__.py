@@ -31,16 +31,21 @@ from ...schemas import (
 from ..decisions import DECISIONS_PATH
 from ..extract.components import find_mentions
 from ..extract.hyperparameters import symbol_name
+from ..extract.knowledge import hyperparameter_vocabulary
+from ..extract.values import binary_reading
 from ..readiness import assess
 from ..readiness.finders import NOT_A_SETTING, Reading, used_components
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
+from .units import code_measure, comparable, paper_measure
 
 # Component kinds where a paper naming one and the code using another is a divergence. Activations
 # and losses are left out: a backbone's ReLU beside the paper's GELU head is not a contradiction.
 CHECKED_COMPONENT_KINDS = ("optimizer", "normalization")
 SYMBOL_NAMES_CONFIDENCE = 0.6
 SEVERAL_VALUES_CONFIDENCE = 0.5
+# Measures whose "4M" or "4k" often means 4 × 2^20 or 4096 (batches of tokens or of examples).
+POWER_OF_TWO_MEASURES = ("tokens", "examples")
 
 
 @dataclass(slots=True)
@@ -127,11 +132,30 @@ def _kind_of(component: str) -> str | None:
     return mentions[0].kind if mentions else None
 
 
+def facts_for(side: PaperFacts, site: ValueSite) -> list[_Fact]:
+    """What the paper states for the setting a code value sets, in the measure the code counts in: "a
+    batch size of 4M tokens" says nothing of `batch_size = 8` sequences, but of `tokens_per_batch`."""
+    name = site.normalized_name or ""
+    measure = code_measure(site.name, name)
+    return [fact for fact in side.facts.get(name, []) if comparable(paper_measure(name, fact.unit), measure)]
+
+
+def _plausible(setting: str, value: float) -> bool:
+    """Whether a code value lies in the range the paper vocabulary gives its setting, as a value the
+    paper states must (hyperparameters.yaml `range`): a batch of 0 tokens is no batch size."""
+    entry = hyperparameter_vocabulary().entries.get(setting)
+    return entry is None or entry.range is None or entry.range[0] <= value <= entry.range[1]
+
+
 def _equivalent(code: float, fact: _Fact, site: ValueSite) -> bool:
     if math.isclose(code, fact.value, rel_tol=1e-6, abs_tol=1e-12):
         return True
     if fact.unit == "%" and math.isclose(code, fact.value * 100, rel_tol=1e-6):
         return True  # "25%" written as 25
+    if paper_measure(site.normalized_name or "", fact.unit) in POWER_OF_TWO_MEASURES:
+        binary = binary_reading(fact.shown)
+        if binary is not None and math.isclose(code, binary, rel_tol=1e-9):
+            return True  # "0.25M tokens" computed as 128 * 2048 = 262,144
     # A reciprocal used as such: `inv_tau = 2.0` or `1 / 0.5` where the paper says τ = 0.5.
     reciprocal = "inv" in site.name.lower() or site.raw.replace(" ", "").startswith(("1/", "1./", "1.0/"))
     return reciprocal and math.isclose(code * fact.value, 1.0, rel_tol=1e-6)
@@ -186,8 +210,12 @@ def _check_value(root: Path, site: ValueSite, side: PaperFacts, context: Workspa
         return None
     read_by_code = file in context.loaded_configs
     code_value = float(site.value)
-    facts = side.facts.get(name)
-    if facts:
+    if not _plausible(name, code_value):
+        return None  # `self.tokens_per_batch = 0` before the first batch: a placeholder, no setting
+    if name in side.facts:
+        facts = facts_for(side, site)
+        if not facts:
+            return None  # the paper states it only in another measure ("4M tokens"): another quantity
         if any(_equivalent(code_value, fact, site) for fact in facts):
             return None
         notes: list[str] = []

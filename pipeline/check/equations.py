@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ...schemas import CodeIndex, CodeLocation, Equation, Evidence, Finding, Fix, FunctionSite, PaperSpec
-from ..code.python import parse_module
+from ..code.incremental import ModuleDefinitions, definitions_of
 
 # An expectation or an explicit 1/N makes the equation an average.
 MEAN_MARKERS = ("\\mathbb{E}", "\\mathop{\\mathbb{E}}", "\\frac{1}{", "\\tfrac{1}{", "\\dfrac{1}{", "\\operatorname{mean}", "\\mathrm{mean}", "\\text{mean}")
@@ -47,11 +47,8 @@ def _reductions(node: ast.AST) -> tuple[list[ast.Call], list[ast.Call], bool]:
     return means, sums, divides
 
 
-def _definition(tree: ast.Module, function: FunctionSite) -> ast.AST | None:
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.lineno == function.location.line + 1:
-            return node
-    return None
+def _definition(definitions: ModuleDefinitions, function: FunctionSite) -> ast.AST | None:
+    return definitions.at(function.location.line)
 
 
 def _divergence(
@@ -244,7 +241,7 @@ def equation_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Ma
         try:
             source = (sources or {}).get(file.file)
             text = source if source is not None else (root / file.file).read_text(encoding="utf-8")
-            tree = parse_module(text, file.file)
+            tree = definitions_of(text, file.file)  # the edited statement alone when index_edit read it
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
             continue  # the index already reports what it could not read
         lines = _LINE_BREAK.split(text)  # as the index counts lines (not str.splitlines: \f, \v)

@@ -6,6 +6,8 @@ the vocabularies it matches against live in pipeline/knowledge/*.yaml.
 
 from __future__ import annotations
 
+import math
+
 from ...schemas import Component, Hyperparameter, PaperSpec
 from .components import Mention, find_mentions
 from .hyperparameters import from_equation, from_sentence
@@ -53,12 +55,29 @@ def enrich(spec: PaperSpec) -> PaperSpec:
     symbols = build_symbols(spec.equations, symbols_by_equation, sentences, stated_values)
     return spec.model_copy(
         update={
-            "hyperparameters": hyperparameters,
+            "hyperparameters": _with_restated_units(hyperparameters),
             "components": components,
             "equations": equations,
             "symbols": symbols,
         }
     )
+
+
+def _with_restated_units(hyperparameters: list[Hyperparameter]) -> list[Hyperparameter]:
+    """A value stated without a unit takes the one unit the paper writes with the same value of the
+    same setting elsewhere: a table's "Batch size | 4M" is the prose's "batch size is 4M tokens"."""
+    units: dict[str, list[tuple[float, str]]] = {}
+    for h in hyperparameters:
+        if h.unit is not None and h.unit != "%" and isinstance(h.value, float):
+            units.setdefault(h.normalized_name, []).append((h.value, h.unit))
+    restated = []
+    for h in hyperparameters:
+        if h.unit is None and isinstance(h.value, float) and h.normalized_name in units:
+            same = {unit for value, unit in units[h.normalized_name] if math.isclose(value, h.value, rel_tol=1e-9)}
+            if len(same) == 1:
+                h = h.model_copy(update={"unit": same.pop()})
+        restated.append(h)
+    return restated
 
 
 def _component(sentence: Sentence, mention: Mention, hyperparameters: list[Hyperparameter]) -> Component:

@@ -175,6 +175,7 @@ class HyperparameterEntry:
     text_values: bool = False
     integer: bool = False
     dimensions: bool = False
+    measure: str | None = None  # what a value counts when no unit is written (batch_size: examples)
 
     def accepts(self, value: float) -> bool:
         if self.integer and value != int(value):
@@ -223,6 +224,15 @@ class HyperparameterVocabulary:
     blocked_before_count: frozenset[str]
     setting_verbs: frozenset[str]
     foreign_units: PhraseSet[str]
+    unit_measures: dict[str, str]  # unit ("sequences") → what it counts ("examples")
+
+    def measure_of(self, setting: str, unit: str | None) -> str | None:
+        """What a value of `setting` written in `unit` counts: the unit's measure ("4M tokens" →
+        tokens), else the setting's (a bare batch size counts examples); None when nothing says."""
+        if unit is not None and unit in self.unit_measures:
+            return self.unit_measures[unit]
+        entry = self.entries.get(setting)
+        return entry.measure if entry is not None else None
 
 
 @functools.cache
@@ -234,7 +244,9 @@ def hyperparameter_vocabulary() -> HyperparameterVocabulary:
     symbols: dict[str, HyperparameterEntry] = {}
     nouns: list[tuple[str, CountNoun]] = []
     share_actions: list[tuple[str, HyperparameterEntry]] = []
+    unit_measures = {unit: measure for measure, units in data["unit_measures"].items() for unit in units}
     for name, spec in data["hyperparameters"].items():
+        noun_measures = {unit_measures.get(noun["unit"]) for noun in spec.get("count_nouns", ())}
         entry = HyperparameterEntry(
             name=name,
             range=tuple(float(bound) for bound in spec["range"]) if "range" in spec else None,
@@ -247,7 +259,10 @@ def hyperparameter_vocabulary() -> HyperparameterVocabulary:
             text_values=bool(spec.get("text_values")),
             integer=bool(spec.get("integer")),
             dimensions=bool(spec.get("dimensions")),
+            measure=spec.get("measure", next(iter(noun_measures)) if len(noun_measures) == 1 else None),
         )
+        if entry.measure is not None and entry.measure not in data["unit_measures"]:
+            raise ValueError(f"hyperparameters.yaml: {name}'s measure {entry.measure!r} is no unit measure")
         entries[name] = entry
         prose += [(alias, ProseName(entry)) for alias in spec.get("aliases", ())]
         if contextual := spec.get("contextual_aliases"):
@@ -279,6 +294,7 @@ def hyperparameter_vocabulary() -> HyperparameterVocabulary:
         blocked_before_count=frozenset(data["blocked_before_count"]),
         setting_verbs=frozenset(data["setting_verbs"]),
         foreign_units=_words(data["foreign_units"]),
+        unit_measures=unit_measures,
     )
 
 

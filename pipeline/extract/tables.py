@@ -20,9 +20,13 @@ from .hyperparameters import symbol_name, trailing_symbol
 from .knowledge import HyperparameterEntry, hyperparameter_vocabulary, symbol_key
 from .mathtext import to_plain
 from .reading import REJECTED, ReadValue, resolve_entry
-from .values import ParsedValue, parse_value
+from .values import UNIT_RE, ParsedValue, normalize_unit, parse_value
 
 _PER_RE = re.compile(r"\s+per\b")
+# A unit a row's name or a column's header gives its values: "Batch size (tokens)", "Warmup in steps".
+_NAME_UNIT_RE = re.compile(
+    r"(?i)(?:\(\s*(?:in\s+|\#\s*)?|\s+in\s+)" + UNIT_RE.pattern.removeprefix(r"\s*") + r"\s*\)?\s*$"
+)
 _SETTINGS_CAPTION_RE = re.compile(r"(?i)hyper-?param|config|setting|recipe|implementation detail|training detail")
 _EMPTY_CELLS = ("", "-", "–", "—")
 
@@ -91,7 +95,7 @@ def _row_values(
     for j in value_columns:
         column = header[j].plain if header and j < len(header) and len(value_columns) > 1 else ""
         name = f"{row[0].plain} [{column}]" if column else row[0].plain
-        for normalized, value, unit in _cell_values(entry, row[j].plain, unnamed):
+        for normalized, value, unit in _cell_values(entry, row[j].plain, unnamed, _name_unit(row[0].plain)):
             found.append(_table_hyperparameter(table, index, row, name, normalized, value, unit, row[j].raw, mentions))
     return found
 
@@ -109,18 +113,25 @@ def _column_values(table: Table, rows: list[list[_Cell]]) -> list[Hyperparameter
             if j >= len(row):
                 continue
             name = f"{header[j].plain} [{row[0].plain}]"
-            for normalized, value, unit in _cell_values(entry, row[j].plain):
+            for normalized, value, unit in _cell_values(entry, row[j].plain, named_unit=_name_unit(header[j].plain)):
                 found.append(_table_hyperparameter(table, index, row, name, normalized, value, unit, row[j].raw, []))
     return found
 
 
+def _name_unit(name: str) -> str | None:
+    """The unit a row's name or a column's header writes for its values ("Batch size (tokens)")."""
+    match = _NAME_UNIT_RE.search(name)
+    return normalize_unit(match["unit"]) if match else None
+
+
 def _cell_values(
-    entry: HyperparameterEntry | None, cell: str, unnamed: str | None = None
+    entry: HyperparameterEntry | None, cell: str, unnamed: str | None = None, named_unit: str | None = None
 ) -> list[tuple[str, float | str, str | None]]:
     """(normalized name, value, unit) of a value cell; a tuple cell only for names that expand.
-    Without an entry, a plain number or percentage is taken under the name `unnamed`."""
+    Without an entry, a plain number or percentage is taken under the name `unnamed`. `named_unit`
+    is the unit the row's name or the column's header gives a named value written without one."""
+    parsed = parse_value(cell)
     if entry is None:
-        parsed = parse_value(cell)
         if parsed is None or unnamed is None or resolve_entry(None, _read(parsed)) is REJECTED:
             return []
         return [(unnamed, parsed.value, parsed.unit)]
@@ -128,7 +139,8 @@ def _cell_values(
         parts = [parse_value(part) for part in re.split(r"\s*,\s*", cell.strip("()[] "))]
         if len(parts) == len(entry.expand) and all(parts):
             return [(name, part.value, part.unit) for name, part in zip(entry.expand, parts, strict=True)]
-    parsed = parse_value(cell)
+    if parsed is not None and parsed.unit is None and named_unit is not None:
+        parsed = ParsedValue(parsed.value, named_unit, parsed.raw)
     if parsed is None:
         if entry.text_values and cell and len(cell.split()) <= 4 and not any(c.isdigit() for c in cell):
             return [(entry.name, cell, None)]

@@ -115,6 +115,18 @@ def parse_value(text: str) -> ParsedValue | None:
     return ParsedValue(value=value, unit=unit, raw=text.strip())
 
 
+def binary_reading(raw: str) -> float | None:
+    """A value written with k/M/B/T read in powers of two, as counts of tokens often mean it: "4M" →
+    4 × 2^20 = 4,194,304, "0.25M" → 262,144; None for a value written otherwise."""
+    match = _SCALED_RE.fullmatch(to_plain(raw).text.strip())
+    if match is None:
+        return None
+    try:
+        return float(_decimal(match["mantissa"]) * (Decimal(1024) ** (_SCALE[match["scale"]] // 3)))
+    except (InvalidOperation, ArithmeticError):
+        return None
+
+
 def normalize_unit(word: str) -> str:
     """'epoch' → 'epochs', 'GPU' → 'GPUs', 'px' → 'pixels': units are named in the plural."""
     word = _UNIT_NAMES.get(word, word)

@@ -1,0 +1,3 @@
+"""The cases are programs to run, not tests of paperlens: never collect them."""
+
+collect_ignore_glob = ["*"]

@@ -1,0 +1,2 @@
+def build_model(hidden, layers=2):
+    return {"hidden": hidden, "layers": layers}

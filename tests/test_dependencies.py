@@ -1,0 +1,416 @@
+"""The dependency check: imports against what a workspace declares, on small real workspaces."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from paperlens.pipeline.sandbox.deps import (
+    declared_requirements,
+    dependency_issues,
+    distribution_for,
+    imports_of,
+    normalize,
+)
+
+from .conftest import REPO
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return root
+
+
+def _line(root: Path, file: str, needle: str) -> int:
+    """The 0-based line of the first line of `file` containing `needle`."""
+    lines = (root / file).read_text().splitlines()
+    return next(number for number, line in enumerate(lines) if needle in line)
+
+
+def _missing(issues) -> dict[str, tuple[str | None, str, int]]:
+    return {
+        i.distribution: (i.module, i.location.file, i.location.line) for i in issues if i.kind == "missing-requirement"
+    }
+
+
+def _unpinned(issues) -> dict[str, tuple[str, int]]:
+    return {i.distribution: (i.location.file, i.location.line) for i in issues if i.kind == "unpinned"}
+
+
+CODE = {
+    "train.py": """
+        import argparse
+        import os.path
+        from typing import TYPE_CHECKING
+
+        import numpy as np
+        import torch.nn.functional as F
+        from torch import nn
+        import cv2
+
+        from models import Net
+        from . import helpers
+        from .utils import seed
+
+        if TYPE_CHECKING:
+            import pandas as pd
+
+        try:
+            import ujson as json
+        except ImportError:
+            import json
+
+        if sys.version_info < (3, 11):
+            import tomli as tomllib
+
+
+        def evaluate():
+            from sklearn.metrics import f1_score
+            return f1_score
+    """,
+    "models/__init__.py": """
+        import numpy
+        import yaml
+        from PIL import Image
+    """,
+    "scripts/plot.py": """
+        import matplotlib.pyplot as plt
+        from google.protobuf import message
+    """,
+}
+
+
+def test_a_workspace_that_declares_nothing_misses_every_third_party_import_once(tmp_path):
+    root = _write(tmp_path, CODE)
+    issues = dependency_issues(root)
+    assert _missing(issues) == {
+        # files in path order: models/__init__.py, scripts/plot.py, train.py
+        "numpy": ("numpy", "models/__init__.py", 0),
+        "PyYAML": ("yaml", "models/__init__.py", 1),
+        "Pillow": ("PIL", "models/__init__.py", 2),
+        "matplotlib": ("matplotlib", "scripts/plot.py", 0),
+        "protobuf": ("google.protobuf", "scripts/plot.py", 1),
+        "torch": ("torch", "train.py", _line(root, "train.py", "import torch")),
+        "opencv-python": ("cv2", "train.py", _line(root, "train.py", "import cv2")),
+        "scikit-learn": ("sklearn", "train.py", _line(root, "train.py", "from sklearn")),
+    }
+    assert _unpinned(issues) == {}
+    [torch] = [issue for issue in issues if issue.distribution == "torch"]
+    assert "declares no requirements" in torch.message
+    assert torch.location.column == 0 and torch.location.end_column == len("import torch.nn.functional as F")
+
+
+def test_requirements_files_with_includes_extras_markers_urls_and_continuations(tmp_path):
+    root = _write(
+        tmp_path,
+        CODE
+        | {
+            "requirements.txt": """
+                # runtime
+                -r requirements/base.txt
+                --index-url https://download.pytorch.org/whl/cpu
+                torch[cuda]==2.3.0 ; python_version >= "3.10"  # the paper's version
+                numpy>=1.24,<2
+                opencv-python-headless==4.9.0.80 \\
+                    --hash=sha256:0123456789abcdef
+                -e git+https://github.com/example/protolib.git@v1.2#egg=protobuf
+                https://example.org/wheels/matplotlib-3.8.4-cp311-cp311-linux_x86_64.whl
+                -e .
+                ./vendor/localpkg
+            """,
+            "requirements/base.txt": """
+                PyYAML
+                pillow ~= 10.2
+            """,
+        },
+    )
+    issues = dependency_issues(root)
+    assert _missing(issues) == {"scikit-learn": ("sklearn", "train.py", _line(root, "train.py", "from sklearn"))}
+    assert "scikit-learn is not in its requirements" in issues[0].message
+    assert _unpinned(issues) == {
+        "numpy": ("requirements.txt", _line(root, "requirements.txt", "numpy")),
+        "PyYAML": ("requirements/base.txt", 0),
+        "pillow": ("requirements/base.txt", 1),
+    }
+
+
+def test_pip_tools_input_is_pinned_by_its_compiled_file_and_constraints_pin_too(tmp_path):
+    root = _write(
+        tmp_path,
+        {
+            "main.py": "import numpy\nimport scipy\nimport yaml\n",
+            "requirements.in": "numpy\nscipy>=1.10\nPyYAML\n",
+            "requirements.txt": """
+                # This file is autogenerated by pip-compile
+                numpy==1.26.4
+                    # via -r requirements.in
+                scipy==1.13.0 \\
+                    --hash=sha256:abc
+            """,
+            "constraints.txt": "pyyaml==6.0.1\n",
+        },
+    )
+    assert dependency_issues(root) == []
+
+
+def test_a_constraint_alone_installs_nothing(tmp_path):
+    root = _write(
+        tmp_path,
+        {"main.py": "import numpy\n", "requirements.txt": "-c constraints.txt\n", "constraints.txt": "numpy==1.26.4\n"},
+    )
+    assert _missing(dependency_issues(root)) == {"numpy": ("numpy", "main.py", 0)}
+
+
+def test_a_dev_file_including_the_runtime_one_keeps_the_runtime_requirements_reported(tmp_path):
+    root = _write(
+        tmp_path,
+        {
+            "main.py": "import numpy\n",
+            "tests/test_main.py": "import pytest\n",
+            "requirements.txt": "numpy>=1.24\n",
+            "requirements-dev.txt": "-r requirements.txt\npytest\nruff>=0.4\n",
+        },
+    )
+    issues = dependency_issues(root)
+    assert _missing(issues) == {}
+    assert _unpinned(issues) == {"numpy": ("requirements.txt", 0)}  # pytest, ruff: tooling
+
+
+PYPROJECT = """
+    [project]
+    name = "tlm-repro"
+    version = "0.1.0"
+    dependencies = [
+        "torch>=2.1",
+        "numpy==1.26.4",
+        'opencv-python-headless',
+    ]
+
+    [project.optional-dependencies]
+    plots = ["matplotlib>=3.8"]
+    test = ["pytest>=8"]
+
+    [dependency-groups]
+    dev = ["ruff"]
+"""
+
+
+def test_pyproject_dependencies_optional_dependencies_and_groups(tmp_path):
+    root = _write(
+        tmp_path,
+        {
+            "pyproject.toml": PYPROJECT,
+            "src/tlm_repro/__init__.py": "import torch\nimport cv2\nimport numpy\nimport matplotlib\nimport tlm_repro.model\n",
+            "tests/test_it.py": "import pytest\nimport tlm_repro\nimport scipy\n",
+        },
+    )
+    issues = dependency_issues(root)
+    assert _missing(issues) == {"scipy": ("scipy", "tests/test_it.py", 2)}
+    assert _unpinned(issues) == {
+        "torch": ("pyproject.toml", _line(root, "pyproject.toml", '"torch>=2.1"')),
+        "opencv-python-headless": ("pyproject.toml", _line(root, "pyproject.toml", "opencv-python-headless")),
+        "matplotlib": ("pyproject.toml", _line(root, "pyproject.toml", "matplotlib>=3.8")),
+    }
+
+
+def test_a_lock_file_pins_every_requirement_and_covers_its_entries(tmp_path):
+    root = _write(
+        tmp_path,
+        {
+            "pyproject.toml": PYPROJECT,
+            "uv.lock": """
+                version = 1
+                requires-python = ">=3.11"
+
+                [[package]]
+                name = "torch"
+                version = "2.3.0"
+
+                [[package]]
+                name = "opencv-python-headless"
+                version = "4.9.0.80"
+
+                [[package]]
+                name = "matplotlib"
+                version = "3.8.4"
+
+                [[package]]
+                name = "scipy"
+                version = "1.13.0"
+            """,
+            "main.py": "import torch\nimport scipy\nimport sklearn\n",
+        },
+    )
+    issues = dependency_issues(root)
+    assert _unpinned(issues) == {}
+    assert _missing(issues) == {"scikit-learn": ("sklearn", "main.py", 2)}  # scipy: installed from the lock
+
+
+def test_poetry_tables_and_lock(tmp_path):
+    root = _write(
+        tmp_path,
+        {
+            "pyproject.toml": """
+                [tool.poetry]
+                name = "repro"
+
+                [tool.poetry.dependencies]
+                python = "^3.11"
+                torch = "2.3.0"
+                numpy = "^1.26"
+                einops = { version = ">=0.7", optional = true }
+                timm = { git = "https://github.com/huggingface/pytorch-image-models.git", rev = "a1b2c3d" }
+
+                [tool.poetry.group.dev.dependencies]
+                black = "*"
+            """,
+            "main.py": "import torch\nimport numpy\nimport einops\nimport timm\nimport black\nimport repro\n",
+        },
+    )
+    issues = dependency_issues(root)
+    assert _missing(issues) == {}
+    assert _unpinned(issues) == {
+        "numpy": ("pyproject.toml", _line(root, "pyproject.toml", "numpy =")),
+        "einops": ("pyproject.toml", _line(root, "pyproject.toml", "einops =")),
+    }
+    (root / "poetry.lock").write_text(
+        '[[package]]\nname = "numpy"\nversion = "1.26.4"\n\n[[package]]\nname = "einops"\nversion = "0.8.0"\n'
+    )
+    assert dependency_issues(root) == []
+
+
+def test_environment_yml_conda_packages_and_pip_section(tmp_path):
+    root = _write(
+        tmp_path,
+        {
+            "environment.yml": """
+                name: repro
+                channels: [pytorch, conda-forge]
+                dependencies:
+                  - python=3.11
+                  - pytorch::pytorch=2.3.0
+                  - pytorch-cuda=12.1
+                  - numpy=1.26
+                  - py-opencv==4.9.0
+                  - pip
+                  - pip:
+                      - einops==0.8.0
+                      - wandb
+            """,
+            "main.py": "import torch\nimport numpy\nimport cv2\nimport einops\nimport wandb\nimport hydra\n",
+        },
+    )
+    issues = dependency_issues(root)
+    assert _missing(issues) == {"hydra-core": ("hydra", "main.py", 5)}
+    assert _unpinned(issues) == {
+        "numpy": ("environment.yml", _line(root, "environment.yml", "numpy=1.26")),  # 1.26: any 1.26.x
+        "wandb": ("environment.yml", _line(root, "environment.yml", "wandb")),
+    }
+
+
+def test_setup_py_install_requires(tmp_path):
+    root = _write(
+        tmp_path,
+        {
+            "setup.py": """
+                from setuptools import setup
+
+                REQUIRED = ["torch==2.3.0", "numpy"]
+
+                setup(name="repro", install_requires=REQUIRED, extras_require={"test": ["pytest"]})
+            """,
+            "main.py": "import torch\nimport numpy\nimport pandas\n",
+        },
+    )
+    issues = dependency_issues(root)
+    assert _missing(issues) == {"pandas": ("pandas", "main.py", 2)}
+    assert _unpinned(issues) == {"numpy": ("setup.py", _line(root, "setup.py", "REQUIRED"))}
+
+
+def test_own_modules_shadow_distributions_and_broken_files_are_skipped(tmp_path):
+    root = _write(
+        tmp_path,
+        {
+            "requirements.txt": "torch==2.3.0\n",
+            "experiments/run.py": "import datasets\nimport utils\nfrom experiments import config\n",
+            "experiments/datasets.py": "import torch\n",  # the script's folder is on sys.path: this is `datasets`
+            "experiments/utils.py": "",
+            "broken.py": "import sklearn\ndef f(:\n",
+            ".venv/lib/python3.11/site-packages/x.py": "import jax\n",
+            "build/lib/y.py": "import jax\n",
+        },
+    )
+    assert dependency_issues(root) == []
+
+
+def test_include_and_exclude(tmp_path):
+    root = _write(tmp_path, {"src/a.py": "import torch\n", "legacy/b.py": "import theano\n"})
+    assert set(_missing(dependency_issues(root))) == {"torch", "theano"}
+    assert set(_missing(dependency_issues(root, exclude=["legacy"]))) == {"torch"}
+    assert set(_missing(dependency_issues(root, include=["legacy/**"]))) == {"theano"}
+    # What is left out still counts as the workspace's own code.
+    (root / "legacy/c.py").write_text("import a\n")
+    assert set(_missing(dependency_issues(root, include=["legacy/**"]))) == {"theano"}
+
+
+def test_a_distribution_spelled_around_an_unknown_module_counts(tmp_path):
+    root = _write(
+        tmp_path, {"main.py": "import fancylib\nimport otherlib\n", "requirements.txt": "python-fancylib==1.0\n"}
+    )
+    assert set(_missing(dependency_issues(root))) == {"otherlib"}
+
+
+def test_the_example_workspace_needs_torch(tmp_path):
+    """examples/workspace imports torch and declares nothing (its pyproject only configures paperlens)."""
+    example = REPO / "examples" / "workspace"
+    issues = dependency_issues(example)
+    assert [(i.kind, i.distribution, i.module) for i in issues] == [("missing-requirement", "torch", "torch")]
+    [torch] = issues
+    assert (torch.location.file, torch.location.line) == ("tlm.py", _line(example, "tlm.py", "import torch"))
+    assert declared_requirements(example) == ([], False)
+
+
+def test_the_vocabulary():
+    assert distribution_for("cv2") == "opencv-python"
+    assert distribution_for("sklearn.metrics") == "scikit-learn"
+    assert distribution_for("google.cloud.storage.blob") == "google-cloud-storage"
+    assert distribution_for("google.protobuf") == "protobuf"
+    assert distribution_for("mpl_toolkits.mplot3d") == "matplotlib"
+    assert distribution_for("not_listed.sub") == "not_listed"
+    assert normalize("Ruamel.YAML") == "ruamel-yaml" and normalize("typing_extensions") == "typing-extensions"
+
+
+def test_imports_of_marks_what_is_not_required():
+    sites = imports_of(
+        "a.py",
+        textwrap.dedent(
+            """
+            import typing
+            if typing.TYPE_CHECKING:
+                import pandas
+            else:
+                import numpy
+            try:
+                from apex import amp
+            except (ImportError, AttributeError):
+                amp = None
+            for _ in range(1):
+                with open("x") as f:
+                    import scipy
+            match 1:
+                case 1:
+                    import torch
+            """
+        ),
+    )
+    assert [(site.module, site.required) for site in sites] == [
+        ("typing", True),
+        ("pandas", False),
+        ("numpy", True),
+        ("apex", False),
+        ("scipy", True),
+        ("torch", True),
+    ]
