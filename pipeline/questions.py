@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from ..schemas import DraftedQuestion, Evidence, Finding, Gap
+from ..schemas import DecisionsFile, DraftedQuestion, Evidence, Finding, Gap
 from .llm import LLMClient, LLMError
 
 log = logging.getLogger(__name__)
@@ -53,3 +53,23 @@ def _prompt(template: str, evidence: list[Evidence]) -> str:
     quotes = "\n".join(f"- “{' '.join(e.quote.split())[:400]}” ({e.location.short()})" for e in evidence[:3])
     return f"What is unclear: {template}\nWhere the paper says it:\n{quotes}\nAnswer as JSON: {{\"question\": \"...\"}}"
 
+
+
+def questions_markdown(title: str, decisions: DecisionsFile, gaps: list[Gap]) -> tuple[str, int]:
+    """The questions still open, ready to send: those asked in the decisions file, then the paper's
+    blocking gaps not asked yet. Returns the Markdown and how many questions it holds."""
+    asked = [c for c in decisions.clarifications if c.status == "open"]
+    unasked = [g for g in gaps if g.blocking and all(c.question != g.question for c in decisions.clarifications)]
+    lines = [f"# Questions for the authors of {title}", ""]
+    number = 0
+    for clarification in asked:
+        number += 1
+        about = f" (about {clarification.setting})" if clarification.setting else ""
+        lines += [f"{number}. {clarification.question}{about}"]
+    for gap in unasked:
+        number += 1
+        evidence = gap.evidence[0]
+        lines += [f"{number}. {gap.question}", f"   - where: {evidence.location.short()}: “{' '.join(evidence.quote.split())[:200]}”"]
+    if number == 0:
+        lines.append("No open questions: every clarification is answered and no blocking gap is left.")
+    return "\n".join(lines) + "\n", number

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import quote
 
-from paperlens.pipeline.equation_images import EquationImage
+from paperlens.pipeline.paper_images import EquationImage
 from paperlens.pipeline.links import PaperItem, item_name, section_of
 from paperlens.schemas import Algorithm, Equation, Evidence, Finding, Location, PaperSpec, Section, Table
 

@@ -8,7 +8,7 @@ import asyncio
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 
-from paperlens.pipeline.equation_images import EquationImage, equation_image
+from paperlens.pipeline.paper_images import EquationImage, equation_image
 from paperlens.pipeline.links import (
     PaperItem, anchor_at, anchor_target, equations_of, implementations, item_name, matches_query, open_questions,
     paper_item_at, paper_symbols, statement_of, value_at,
@@ -96,7 +96,7 @@ def definition(ls: PaperlensServer, params: lsp.DefinitionParams) -> lsp.Locatio
     return None
 
 
-def _workspace_view(ls: PaperlensServer) -> CodeIndex:
+def workspace_view(ls: PaperlensServer) -> CodeIndex:
     """The workspace as saved, with open files as the editor holds them."""
     assert ls.root is not None
     saved = ls.index.files if ls.index is not None else []
@@ -121,7 +121,7 @@ def references(ls: PaperlensServer, params: lsp.ReferenceParams) -> list[lsp.Loc
         return None
     return [
         lsp.Location(uri=(ls.root / code.file).as_uri(), range=to_range(code))
-        for code in {(c.file, c.line, c.column): c for c in implementations(spec, _workspace_view(ls), item)}.values()
+        for code in {(c.file, c.line, c.column): c for c in implementations(spec, workspace_view(ls), item)}.values()
     ]
 
 

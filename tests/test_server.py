@@ -517,3 +517,42 @@ async def test_with_a_pdf_paper_the_hover_shows_the_crop_of_the_page_and_links_t
     assert await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command=lens.command.command, arguments=lens.command.arguments))
     shown = client.shown_documents[-1]
     assert shown.uri.endswith("paper.pdf") and shown.external is True
+
+
+async def _command(client: LanguageClient, command: str, *arguments):
+    return await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command=command, arguments=list(arguments)))
+
+
+async def test_checking_the_whole_workspace_shows_findings_in_files_not_open(client: LanguageClient):
+    uri, _ = _open(client, "tlm.py")
+    await _diagnostics(client, uri)
+    counts = await _command(client, "paperlens.checkWorkspace")
+    train = (client.workspace_path / "train.py").as_uri()
+    assert counts["files"] >= 2 and counts["findings"] >= 3
+    assert any("weight_decay = 5e-4" in d.message for d in client.diagnostics[train])
+
+
+async def test_the_readiness_report_and_the_open_questions_as_markdown(client: LanguageClient):
+    uri, _ = _open(client, "train.py")
+    await _diagnostics(client, uri)
+    report = await _command(client, "paperlens.readinessReport")
+    assert report["markdown"].startswith("# Readiness report") and "Blocking gaps" in report["markdown"]
+    questions = await _command(client, "paperlens.exportQuestions")
+    assert questions["count"] >= 1 and questions["markdown"].startswith("# Questions for the authors")
+    assert "1. " in questions["markdown"] and "where: sections/" in questions["markdown"]
+    view = await _command(client, "paperlens.paperView", {"file": "sections/method.tex", "line": 20, "column": 0})
+    assert view == {"kind": "source", "uri": (client.paper_path / "sections" / "method.tex").as_uri(), "line": 20, "column": 0}
+
+
+async def test_the_paper_view_is_the_source_place_or_the_pdf_page_with_the_box(pdf_client: LanguageClient):
+    client = pdf_client
+    uri, _ = _open(client, "tlm.py")
+    await _diagnostics(client, uri)
+    lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    where = next(lens for lens in lenses if lens.command.title.startswith("Implements Eq. (3)")).command.arguments[0]
+    view = await _command(client, "paperlens.paperView", where)
+    assert view["kind"] == "page" and view["page"] == where["page"]
+    png = base64.b64decode(view["image"].split(",", 1)[1])
+    assert png.startswith(b"\x89PNG")
+    x0, y0, x1, y1 = view["highlight"]
+    assert 0 <= x0 < x1 <= view["width"] and 0 <= y0 < y1 <= view["height"]

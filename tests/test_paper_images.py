@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from paperlens.pipeline import equation_images as ei
+from paperlens.pipeline import paper_images as ei
 from paperlens.pipeline.ingest import read_paper
 from paperlens.schemas import Equation, Location
 
@@ -280,7 +280,7 @@ def test_concurrent_hovers_get_the_same_images(example_latex):
 def test_renderers_are_imported_on_the_first_image_only_and_leave_no_trace():
     script = (
         "import sys\n"
-        "from paperlens.pipeline import equation_images as ei\n"
+        "from paperlens.pipeline import paper_images as ei\n"
         "assert not {'matplotlib', 'pymupdf', 'pygls', 'lsprotocol'} & set(sys.modules), sorted(sys.modules)\n"
         "import matplotlib\n"
         "raw = lambda: {key: dict.__getitem__(matplotlib.rcParams, key) for key in dict.keys(matplotlib.rcParams)}\n"

@@ -1,4 +1,4 @@
-"""A paper's equation as a small PNG for an editor hover.
+"""Paper images for the editor: an equation as a small PNG for a hover, and a whole PDF page for the paper view.
 
 PDF papers: the equation's box is cropped from its page with PyMuPDF, so it looks as in the paper.
 LaTeX and Markdown papers: the source is rewritten into what matplotlib's mathtext understands and
@@ -31,7 +31,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..schemas import Equation, PaperSpec
+from ..schemas import Equation, Location, PaperSpec
 
 log = logging.getLogger(__name__)
 
@@ -1218,3 +1218,55 @@ def _encode(box: _Box) -> EquationImage:
     buffer = io.BytesIO()
     picture.save(buffer, "PNG", optimize=True)
     return EquationImage(buffer.getvalue(), picture.width, picture.height)
+
+
+# ---------------------------------------------------------------------------------------------
+# A whole PDF page, for the editor's paper view.
+
+PAGE_DPI = 110
+
+
+@dataclass(frozen=True)
+class PageImage:
+    """A page as PNG, and a box on it (in image pixels) to highlight."""
+
+    png: bytes
+    width: int
+    height: int
+    highlight: tuple[int, int, int, int] | None
+
+    @property
+    def data_uri(self) -> str:
+        return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
+
+
+def page_image(spec: PaperSpec, location: Location, dpi: int = PAGE_DPI) -> PageImage | None:
+    """The page `location` stands on, with its box highlighted; None when the PDF cannot show it
+    (missing, changed since it was read, no such page)."""
+    root = Path(spec.root).resolve()
+    path = (root / location.file).resolve()
+    if location.page is None or not path.is_relative_to(root):
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if (expected := spec.files.get(location.file)) and hashlib.sha256(data).hexdigest() != expected:
+        return None
+    import pymupdf
+
+    try:
+        with pymupdf.open(stream=data, filetype="pdf") as document:
+            if not 1 <= location.page <= document.page_count:
+                return None
+            pixmap = document[location.page - 1].get_pixmap(dpi=dpi)
+            png = pixmap.tobytes("png")
+    except Exception:  # a damaged file: the caller says the page cannot be shown
+        log.debug("page %s of %s cannot be rendered", location.page, location.file, exc_info=True)
+        return None
+    scale = dpi / 72
+    box = None
+    if location.bbox is not None:
+        x0, y0, x1, y1 = location.bbox
+        box = (math.floor(x0 * scale), math.floor(y0 * scale), math.ceil(x1 * scale), math.ceil(y1 * scale))
+    return PageImage(png, pixmap.width, pixmap.height, box)
