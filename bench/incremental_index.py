@@ -37,7 +37,7 @@ sys.path.insert(0, str(BENCH))
 from machine import machine
 
 from paperlens.pipeline.check import WorkspaceContext, check_open_file, paper_facts
-from paperlens.pipeline.code import index_edit, index_source, index_workspace
+from paperlens.pipeline.code import index_document, index_edit, index_source, index_workspace
 from paperlens.pipeline.code.incremental import incremental_enabled
 from paperlens.pipeline.code.python import parse_module
 from paperlens.pipeline.ingest import read_paper
@@ -124,9 +124,8 @@ def main() -> int:
         print(f"\n{'edit':9} {'reader':12} {header}")
         for kind, texts in _edits(text).items():
             for reader in ("full", "incremental"):
-                previous_index = index_source(path, texts[0])
-                if reader == "incremental":
-                    previous_index = index_edit(previous_index, texts[0], texts[0])
+                # The document as opened: then every edit is read as its reader reads it.
+                previous_index = index_source(path, texts[0]) if reader == "full" else index_document(path, texts[0])
                 previous_source = texts[0]
                 indexing, total = [], []
                 collections[0] = 0

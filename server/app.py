@@ -24,7 +24,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from paperlens.pipeline.check import PaperFacts, WorkspaceContext, check_open_file, paper_facts
-from paperlens.pipeline.code import index_source, index_workspace
+from paperlens.pipeline.code import index_document, index_edit, index_workspace
 from paperlens.pipeline.decisions import DECISIONS_PATH, load_decisions
 from paperlens.pipeline.errors import UserError
 from paperlens.pipeline.ingest import read_paper
@@ -67,6 +67,7 @@ class PaperlensServer(LanguageServer):
         self.pending: dict[str, asyncio.Task] = {}
         self.findings: dict[str, list[Finding]] = {}
         self.file_indexes: dict[str, FileIndex] = {}
+        self.indexed_sources: dict[str, str] = {}  # the text each of file_indexes was read from
         self.diagnostics: dict[str, dict[str, list[lsp.Diagnostic]]] = {}
         self.changed_on_disk: set[Path] = set()
         self.coalescing: asyncio.TimerHandle | None = None
@@ -104,8 +105,13 @@ class PaperlensServer(LanguageServer):
 
     def analyse(self, relative: str, source: str) -> list[Finding]:
         assert self.root is not None and self.facts is not None and self.spec is not None
-        file_index = index_source(relative, source)
-        self.file_indexes[relative] = file_index
+        previous, previous_source = self.file_indexes.get(relative), self.indexed_sources.get(relative)
+        # After the first reading of a document, an edit re-reads only the statements it touched.
+        if previous is not None and previous_source is not None:
+            file_index = index_edit(previous, previous_source, source)
+        else:
+            file_index = index_document(relative, source)
+        self.file_indexes[relative], self.indexed_sources[relative] = file_index, source
         index = self.index or CodeIndex(root=str(self.root))
         findings = check_open_file(self.root, self.spec, self.facts, index, self.context, file_index, source)
         shown = set(self.settings.checks) - {kind for kind, severity in self.settings.severity.items() if severity == "off"}
@@ -374,6 +380,8 @@ def did_close(ls: PaperlensServer, params: lsp.DidCloseTextDocumentParams) -> No
     if (task := ls.pending.pop(uri, None)) is not None:
         task.cancel()
     ls.findings.pop(uri, None)
+    ls.file_indexes.pop(ls.relative(uri) or "", None)
+    ls.indexed_sources.pop(ls.relative(uri) or "", None)
     # What the checks and gaps said follows the buffer; a smoke run's failure stays until the next run.
     ls.diagnostics.get(uri, {}).pop(GAPS, None)
     ls.publish(uri, CHECKS, [])

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from paperlens.pipeline.code import incremental, index_edit
+from paperlens.pipeline.code import incremental, index_document, index_edit, index_source
 from paperlens.pipeline.code.python import index_python, parse_module
 from paperlens.schemas.code import FileIndex
 
@@ -418,10 +418,18 @@ def test_syntax_errors_are_read_in_full_and_recovered_from():
 
 
 def test_config_files_are_indexed_as_before():
-    from paperlens.pipeline.code import index_source
-
     previous = index_source("conf.yaml", "lr: 0.1\n")
     assert index_edit(previous, "lr: 0.1\n", "lr: 0.2\n") == index_source("conf.yaml", "lr: 0.2\n")
+    assert index_document("conf.yaml", "lr: 0.3\n") == index_source("conf.yaml", "lr: 0.3\n")
+
+
+def test_a_document_just_opened_is_read_in_full_and_its_next_edit_is_not(monkeypatch):
+    path = "opened.py"
+    index = index_document(path, TRICKY)
+    assert index == index_python(path, TRICKY)
+    monkeypatch.setattr(incremental, "_read_in_full", lambda p, s: pytest.fail("read in full"))
+    edited = TRICKY.replace("DROP = 0.1", "DROP = 0.2")
+    assert index_edit(index, TRICKY, edited) == index_python(path, edited)
 
 
 def test_definitions_without_a_kept_state_parse_the_text():

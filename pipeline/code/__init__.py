@@ -21,7 +21,7 @@ from pathlib import Path
 from ...schemas.code import CodeIndex, FileIndex
 from ...schemas.paper import Problem
 from .configs import index_config
-from .incremental import index_edit
+from .incremental import index_document, index_edit
 from .python import index_python
 from .settle import settle_workspace
 
@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_INCLUDE",
     "LANGUAGES",
     "index_config",
+    "index_document",
     "index_edit",
     "index_file",
     "index_python",

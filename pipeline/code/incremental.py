@@ -1,6 +1,11 @@
 """Re-indexing a Python file after an edit, reading again only what the edit touched: the result is
 `index_python` on the new text (tests/test_incremental_index.py checks it over random edits).
 
+An editor keeps, per open document, the FileIndex of its last analysis and the text it was made from:
+`index_document(path, text)` for the first analysis (a full read that keeps what the next edit
+needs), then `index_edit(previous, previous_text, text)` for every edit. What is kept lives here
+(the last few texts, by path and content hash), so any FileIndex of the previous text will do.
+
 Segments. A file's top-level statements are cut into *segments*: runs of statements that share no line
 with their neighbours, with only a comment after a segment's last statement on its line and only
 blank or comment lines between segments. At the start of any line outside a segment the tokenizer
@@ -67,10 +72,11 @@ from .anchors import TextBlock
 from .python import _Binding, _Definition, _file_index, _Indexer, _Scope, index_python, parse_module
 from .sites import SourceText
 
-__all__ = ["definitions_of", "incremental_enabled", "index_edit"]
+__all__ = ["definitions_of", "incremental_enabled", "index_document", "index_edit"]
 
 _WIDENINGS = 2  # times a region that does not parse alone takes in one more segment on each side
-_KEPT_STATES = 8  # texts whose segments are kept (the open documents' latest, and a few before)
+_KEPT_PER_DOCUMENT = 2  # texts kept per path: its latest, and the one before (an analysis that ends late)
+_KEPT_DOCUMENTS = 8  # paths with kept texts (the documents edited last)
 _BLANK_OR_COMMENT = re.compile(r"[ \t\f]*(?:#.*)?")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD = re.compile(r"\w+")
@@ -150,25 +156,24 @@ class _State:
     index: FileIndex
 
 
-_states: OrderedDict[tuple[str, str], _State] = OrderedDict()
+# Per path, its kept texts, the latest last; the paths edited last, last. Few: what is kept holds the
+# file's syntax tree, which the garbage collector walks at each full collection.
+_states: OrderedDict[str, list[_State]] = OrderedDict()
 _lock = threading.Lock()
 
 
 def _keep(state: _State) -> None:
     with _lock:
-        _states[(state.path, state.index.sha256)] = state
-        _states.move_to_end((state.path, state.index.sha256))
-        while len(_states) > _KEPT_STATES:
+        kept = [s for s in _states.pop(state.path, []) if s.index.sha256 != state.index.sha256]
+        _states[state.path] = [*kept, state][-_KEPT_PER_DOCUMENT:]
+        while len(_states) > _KEPT_DOCUMENTS:
             _states.popitem(last=False)
 
 
 def _state_of(path: str, sha256: str | None, source: str) -> _State | None:
     with _lock:
-        if sha256 is not None:
-            state = _states.get((path, sha256))
-            return state if state is not None and state.source == source else None
-        for state in reversed(_states.values()):
-            if state.path == path and (state.source is source or state.source == source):
+        for state in reversed(_states.get(path, ())):
+            if (sha256 is None or state.index.sha256 == sha256) and (state.source is source or state.source == source):
                 return state
     return None
 
@@ -183,9 +188,7 @@ def index_edit(previous: FileIndex, previous_source: str, source: str) -> FileIn
     The first call for a document reads it in full and keeps what the next edit needs."""
     path = previous.file
     if posixpath.splitext(path)[1].lower() != ".py":
-        from . import index_source  # here: the package imports this module
-
-        return index_source(path, source)
+        return index_document(path, source)
     state = _state_of(path, previous.sha256, previous_source) if incremental_enabled() else None
     if state is not None:
         if source == state.source:
@@ -194,6 +197,16 @@ def index_edit(previous: FileIndex, previous_source: str, source: str) -> FileIn
             return _edited(state, source)
         except (_ReadInFull, RecursionError):
             pass
+    return _read_in_full(path, source)
+
+
+def index_document(path: str, source: str) -> FileIndex:
+    """A document's text indexed as `index_source` does it, keeping what `index_edit` needs for the
+    document's next edit (the first analysis of a document just opened)."""
+    if posixpath.splitext(path)[1].lower() != ".py":
+        from . import index_source  # here: the package imports this module
+
+        return index_source(path, source)
     return _read_in_full(path, source)
 
 
