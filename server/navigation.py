@@ -41,6 +41,23 @@ async def _images(ls: PaperlensServer, equations: list[Equation]) -> list[tuple[
     return list(zip(equations, images, strict=True))
 
 
+WARMED_EQUATIONS = 50
+
+
+async def warm_images(ls: PaperlensServer) -> None:
+    """Once the workspace is read, typeset the equations its anchors name (the first image also
+    loads the renderer), so that no hover waits for them."""
+    await ls.ready.wait()
+    spec, index = ls.spec, ls.index
+    if spec is None or index is None:
+        return
+    named = {id(item): item for file in index.files for anchor in file.anchors if isinstance(item := anchor_target(spec, anchor), Equation)}
+    await asyncio.to_thread(lambda: [equation_image(spec, e) for e in list(named.values())[:WARMED_EQUATIONS]])
+
+
+server.start_hooks.append(warm_images)
+
+
 def _markdown(value: str) -> lsp.Hover:
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=value))
 
