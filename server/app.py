@@ -72,6 +72,7 @@ class PaperlensServer(LanguageServer):
         self.changed_on_disk: set[Path] = set()
         self.coalescing: asyncio.TimerHandle | None = None
         self.watcher: DiskWatcher | None = None
+        self.reporting_error = False
         self.workspace_settings = WorkspaceSettings()
         self.smoke_task: asyncio.Task | None = None
         self.smoke_cancel: threading.Event | None = None
@@ -156,8 +157,16 @@ class PaperlensServer(LanguageServer):
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=everything))
 
     def report_server_error(self, error: Exception, source) -> None:
-        log.error("internal error (%s): %r", getattr(source, "__name__", source), error, exc_info=error)
-        super().report_server_error(error, source)
+        """Log an internal error (stderr only) and tell the client once. An error while telling it
+        (the channel is closing) is not reported again: that would loop."""
+        if self.reporting_error:
+            return
+        self.reporting_error = True
+        try:
+            log.error("internal error (%s): %r", getattr(source, "__name__", source), error, exc_info=error, extra={"to_client": False})
+            super().report_server_error(error, source)
+        finally:
+            self.reporting_error = False
 
 
 server = PaperlensServer()
@@ -173,6 +182,8 @@ class _ClientLog(logging.Handler):
         self._ls, self._loop = ls, loop
 
     def emit(self, record: logging.LogRecord) -> None:
+        if not getattr(record, "to_client", True):
+            return
         params = lsp.LogMessageParams(type=self.LEVELS.get(record.levelno, lsp.MessageType.Error), message=f"paperlens: {record.getMessage()}")
         with contextlib.suppress(RuntimeError):  # the loop is closing: stderr has it
             self._loop.call_soon_threadsafe(self._ls.window_log_message, params)
@@ -307,6 +318,11 @@ async def _load(ls: PaperlensServer, paper: bool) -> bool:
         ls.ready.set()
         return False
     ls.ready.set()
+    if paper:  # files that were the paper's may not be any more: their gaps go; open ones get theirs again
+        for uri in [uri for uri, producers in ls.diagnostics.items() if producers.get(GAPS)]:
+            ls.publish(uri, GAPS, [])
+        if get_capability(ls.client_capabilities, "workspace.code_lens.refresh_support", False):
+            ls.workspace_code_lens_refresh(None)
     for document in list(ls.workspace.text_documents.values()):
         _schedule(ls, document.uri, delay=0)
     return True
@@ -446,4 +462,5 @@ def on_shutdown(ls: PaperlensServer, params: None) -> None:
 def main() -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO)  # stdout is the JSON-RPC channel
     logging.getLogger("pygls").setLevel(logging.WARNING)  # it logs every message it sends at INFO
+    logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.ERROR)  # a cancel that came late is no news
     server.start_io()

@@ -74,7 +74,8 @@ async def paper_view(ls: PaperlensServer, where: dict) -> dict | None:
         return None
     location = Location.model_validate(where)
     if (target := paper_location(spec, location)) is not None:
-        return {"kind": "source", "uri": target.uri, "line": target.range.start.line, "column": target.range.start.character}
+        start, end = target.range.start, target.range.end
+        return {"kind": "source", "uri": target.uri, "line": start.line, "column": start.character, "endLine": end.line, "endColumn": end.character}
     image = await asyncio.to_thread(page_image, spec, location)
     if image is None:
         return None

@@ -12,15 +12,19 @@ from paperlens.schemas import Algorithm, Equation, Evidence, Finding, Location, 
 
 
 def paper_link(spec: PaperSpec, location: Location) -> str:
-    """A file link to the place: `#L<line>,<column>` for a text source, `#page=<n>` for a PDF."""
+    """A file link to the place: `#L<line>,<column>` for a text source, `#page=<n>` for a PDF (with
+    `&bbox=x0,y0,x1,y1` in PDF points when the item's box is known, for a viewer to highlight)."""
     uri = (Path(spec.root) / location.file).resolve().as_uri()
     if location.line is not None:
         return f"{uri}#L{location.line + 1},{(location.column or 0) + 1}"
-    return f"{uri}#page={location.page}" if location.page else uri
+    if not location.page:
+        return uri
+    box = f"&bbox={','.join(f'{v:.1f}' for v in location.bbox)}" if location.bbox else ""
+    return f"{uri}#page={location.page}{box}"
 
 
 def _open_link(spec: PaperSpec, location: Location) -> str:
-    return f"[{location.short()}]({quote(paper_link(spec, location), safe=':/#,=%')})"
+    return f"[{location.short()}]({quote(paper_link(spec, location), safe=':/#,=%&')})"
 
 
 def _quote(text: str, limit: int = 400) -> str:

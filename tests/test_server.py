@@ -44,6 +44,11 @@ async def _start(lsp_client: LanguageClient, preset: str, tmp_path, *, paper: st
     lsp_client.paper_path = tmp_path / "paper"
     lsp_client.registrations = []
     lsp_client.feature(lsp.CLIENT_REGISTER_CAPABILITY)(lambda params: lsp_client.registrations.append(params))
+    lsp_client.lens_refreshes = 0
+
+    @lsp_client.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)
+    def _lens_refresh(params) -> None:
+        lsp_client.lens_refreshes += 1
     await lsp_client.initialize_session(
         lsp.InitializeParams(
             capabilities=client_capabilities(preset),
@@ -507,7 +512,7 @@ async def test_with_a_pdf_paper_the_hover_shows_the_crop_of_the_page_and_links_t
     line, column = _where(text, "Eq. (3)")
     value = await _hover(client, uri, line, column + 2)
     image = base64.b64decode(value.split("](data:image/png;base64,", 1)[1].split("|width=", 1)[0])
-    assert image.startswith(b"\x89PNG") and "paper.pdf#page=" in value
+    assert image.startswith(b"\x89PNG") and "paper.pdf#page=" in value and "&bbox=" in value
     definition = await client.text_document_definition_async(
         lsp.DefinitionParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=line, character=column + 2))
     )
@@ -541,7 +546,7 @@ async def test_the_readiness_report_and_the_open_questions_as_markdown(client: L
     assert questions["count"] >= 1 and questions["markdown"].startswith("# Questions for the authors")
     assert "1. " in questions["markdown"] and "where: sections/" in questions["markdown"]
     view = await _command(client, "paperlens.paperView", {"file": "sections/method.tex", "line": 20, "column": 0})
-    assert view == {"kind": "source", "uri": (client.paper_path / "sections" / "method.tex").as_uri(), "line": 20, "column": 0}
+    assert view == {"kind": "source", "uri": (client.paper_path / "sections" / "method.tex").as_uri(), "line": 20, "column": 0, "endLine": 20, "endColumn": 0}
 
 
 async def test_the_paper_view_is_the_source_place_or_the_pdf_page_with_the_box(pdf_client: LanguageClient):
@@ -556,3 +561,25 @@ async def test_the_paper_view_is_the_source_place_or_the_pdf_page_with_the_box(p
     assert png.startswith(b"\x89PNG")
     x0, y0, x1, y1 = view["highlight"]
     assert 0 <= x0 < x1 <= view["width"] and 0 <= y0 < y1 <= view["height"]
+
+
+async def test_switching_the_paper_clears_the_old_papers_gaps_and_refreshes_lenses(client: LanguageClient):
+    experiments = client.paper_path / "sections" / "experiments.tex"
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=experiments.as_uri(), language_id="latex", version=1, text=experiments.read_text())
+        )
+    )
+    assert await _diagnostics(client, experiments.as_uri())
+    refreshes = client.lens_refreshes
+    client.diagnostics.pop(experiments.as_uri())
+    client.set_configuration({"paper": str(client.paper_path / "paper.pdf")}, section="paperlens")
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    assert len(await _diagnostics(client, experiments.as_uri())) == 0  # not the paper any more
+    lenses_refresh = client.capabilities.workspace.code_lens is not None and client.capabilities.workspace.code_lens.refresh_support
+    expected = refreshes + (1 if lenses_refresh else 0)
+    async with asyncio.timeout(5):  # the refresh request follows the diagnostics
+        while client.lens_refreshes < expected:
+            await asyncio.sleep(0.05)
+    await asyncio.sleep(0.3)
+    assert client.lens_refreshes == expected
