@@ -11,11 +11,11 @@ const HOVER_PDF = `**Eq. (3)** · §2.1 Mixing Images and Labels
 
 ${IMAGE}
 
-Open in the paper: [paper.pdf p.3](file:///work/my%20paper/paper.pdf#page=3)
+Open in the paper: [paper.pdf p.3](file:///home/ada/my%20paper/paper.pdf#page=3)
 `;
 const HOVER_TEX = `> we use a weight decay of 0.05
 
-— [sections/experiments.tex:12:5](file:///work/paper/sections/experiments.tex#L12,5)
+— [sections/experiments.tex:12:5](file:///home/ada/paper/sections/experiments.tex#L12,5)
 `;
 
 test("a PDF link becomes the paper view's command at the page; the image stays", () => {
@@ -26,7 +26,7 @@ test("a PDF link becomes the paper view's command at the page; the image stays",
   assert.ok(link, markdown);
   assert.ok(link.startsWith("command:paperlens.showPaper?"));
   const args = JSON.parse(decodeURIComponent(link.split("?")[1]));
-  assert.deepEqual(args, [{ file: "/work/my paper/paper.pdf", page: 3 }]);
+  assert.deepEqual(args, [{ file: "/home/ada/my paper/paper.pdf", page: 3 }]);
 });
 
 test("text links (VS Code opens them at the line) are left alone", () => {
@@ -35,8 +35,8 @@ test("text links (VS Code opens them at the line) are left alone", () => {
 });
 
 test("paper links as locations (0-based, as the server's commands take them)", () => {
-  assert.deepEqual(paperLinkLocation("file:///work/paper/sections/method.tex#L21,1"), { file: "/work/paper/sections/method.tex", line: 20, column: 0 });
-  assert.deepEqual(paperLinkLocation("file:///work/paper/main.md#L3"), { file: "/work/paper/main.md", line: 2, column: 0 });
+  assert.deepEqual(paperLinkLocation("file:///home/ada/paper/sections/method.tex#L21,1"), { file: "/home/ada/paper/sections/method.tex", line: 20, column: 0 });
+  assert.deepEqual(paperLinkLocation("file:///home/ada/paper/main.md#L3"), { file: "/home/ada/paper/main.md", line: 2, column: 0 });
   assert.deepEqual(paperLinkLocation("file:///p/paper.pdf#page=2&bbox=72,100.5,540,130"), { file: "/p/paper.pdf", page: 2, bbox: [72, 100.5, 540, 130] });
   assert.deepEqual(paperLinkLocation("file:///p/paper.pdf"), { file: "/p/paper.pdf" });
   assert.equal(paperLinkLocation("https://example.org/paper.pdf#page=2"), undefined);
