@@ -114,8 +114,7 @@ def _ask_action(ls: PaperlensServer, decisions: DecisionsFile, subject: Gap | Fi
     configured) only when the user picks the action; otherwise by template, at once."""
     title = f"Ask the authors: {subject.title}" if isinstance(subject, Gap) else "Ask the authors which value they used"
     action = lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], data={"ask": subject.id})
-    resolves_edits = "edit" in (get_capability(ls.client_capabilities, "text_document.code_action.resolve_support.properties", None) or [])
-    if not resolves_edits:
+    if not _resolves_edits(ls):
         question, _ = draft_question(subject, None)
         action.edit = _decisions_edit(ls, ask(decisions, question, setting=subject.setting, component=subject.component))
     return action
@@ -139,6 +138,11 @@ def _llm_client(ls: PaperlensServer) -> LLMClient | None:
 @server.feature(lsp.CODE_ACTION_RESOLVE)
 async def resolve_code_action(ls: PaperlensServer, action: lsp.CodeAction) -> lsp.CodeAction:
     data = action.data if isinstance(action.data, dict) else {}
+    if "scaffold" in data and ls.spec is not None:
+        action.edit, problem = await asyncio.to_thread(_scaffold_edit, ls, data["scaffold"])
+        if problem:
+            ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"paperlens: {problem}"))
+        return action
     subject = _subject(ls, data.get("ask", ""))
     if subject is None or ls.root is None:
         return action
@@ -191,14 +195,21 @@ def _scaffold_target(ls: PaperlensServer, paper_file: str, line: int) -> str | N
 
 
 def _scaffold_actions(ls: PaperlensServer, paper_file: str, line: int) -> list[lsp.CodeAction]:
+    """Offered wherever the cursor is in a section or algorithm; the module is written only when
+    the user picks the action (at once for a client that cannot resolve actions)."""
     target = _scaffold_target(ls, paper_file, line)
     if target is None:
         return []
-    edit, problem = _scaffold_edit(ls, target)
-    action = lsp.CodeAction(title="paperlens: scaffold a module from this part of the paper", kind=REFACTOR_SCAFFOLD, edit=edit)
-    if problem:
-        action.disabled = lsp.CodeActionDisabled(reason=problem)
+    action = lsp.CodeAction(title="paperlens: scaffold a module from this part of the paper", kind=REFACTOR_SCAFFOLD, data={"scaffold": target})
+    if not _resolves_edits(ls):
+        action.edit, problem = _scaffold_edit(ls, target)
+        if problem:
+            action.disabled = lsp.CodeActionDisabled(reason=problem)
     return [action]
+
+
+def _resolves_edits(ls: PaperlensServer) -> bool:
+    return "edit" in (get_capability(ls.client_capabilities, "text_document.code_action.resolve_support.properties", None) or [])
 
 
 def _scaffold_edit(ls: PaperlensServer, target_id: str) -> tuple[lsp.WorkspaceEdit | None, str | None]:

@@ -381,7 +381,7 @@ async def test_scaffold_a_module_from_a_section_of_the_paper(client: LanguageCli
     method = client.paper_path / "sections" / "method.tex"
     line, _ = _where(method.read_text(), "eq:tempered-weight")
     actions = await _actions_at(client, method.as_uri(), line, 0)
-    scaffold = next(a for a in actions if a.kind == "refactor.scaffold")
+    scaffold = await _resolved(client, next(a for a in actions if a.kind == "refactor.scaffold"))
     created = {c.uri.rsplit("/", 1)[-1]: c for c in scaffold.edit.document_changes if isinstance(c, lsp.CreateFile)}
     assert len(created) == 2 and any(name.startswith("test_") for name in created)
     module = next(c for c in scaffold.edit.document_changes if isinstance(c, lsp.TextDocumentEdit) and "/tests/" not in c.text_document.uri)
