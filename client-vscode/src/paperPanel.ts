@@ -48,8 +48,10 @@ export async function showSource(uri: vscode.Uri, line: number, column: number, 
     endLine !== undefined && endLine >= start.line
       ? document.validatePosition(new vscode.Position(Math.min(endLine, last), endColumn ?? Number.MAX_SAFE_INTEGER))
       : document.lineAt(start.line).range.end;
-  const selection = new vscode.Selection(start, end.isBefore(start) ? start : end);
-  const editor = await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, selection, preserveFocus: false });
+  // Anchored at the end, so the cursor (and the status bar's "Ln") is at the equation's first line.
+  const selection = new vscode.Selection(end.isBefore(start) ? start : end, start);
+  const editor = await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false });
+  editor.selection = selection; // as a Selection: the show option would take it as a Range and lose its direction
   editor.revealRange(selection, vscode.TextEditorRevealType.InCenter);
   return editor;
 }
