@@ -21,7 +21,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import to_fs_path
 
 from paperlens.pipeline.check import PaperFacts, WorkspaceContext, check_open_file, paper_facts
 from paperlens.pipeline.code import index_document, index_edit, index_workspace
@@ -144,10 +144,6 @@ class PaperlensServer(LanguageServer):
         with contextlib.suppress(ValueError):
             return Path(path).resolve().relative_to(self.root).as_posix()
         return None
-
-    def paper_uri(self, file: str) -> str:
-        assert self.spec is not None
-        return from_fs_path(str(Path(self.spec.root) / file)) or ""
 
     def publish(self, uri: str, producer: str, diagnostics: list[lsp.Diagnostic], version: int | None = None) -> None:
         """Replace one producer's diagnostics for a document and send the union of all producers'."""
