@@ -363,7 +363,8 @@ def _traceback(exception_lines: str, file: str = "train.py", line: int = 3, code
         ),
         ("AttributeError: 'Tensor' object has no attribute 'numpyy'", "other", None),
         ("OSError: [Errno 30] Read-only file system: '/workspace/checkpoints'", "path", "/tmp"),
-        ("PermissionError: [Errno 13] Permission denied: '/workspace/results.csv'", "path", "/tmp"),
+        # A write into the read-only mount fails with Errno 30 (test_sandbox.py); Errno 13 there is a read.
+        ("PermissionError: [Errno 13] Permission denied: '/workspace/results.csv'", "path", "readable by others"),
         (
             "FileNotFoundError: [Errno 2] No such file or directory: '/data/imagenet/train'",
             "path",

@@ -422,15 +422,21 @@ def _text_location(relative: str, lines: list[str], line: int) -> CodeLocation:
     )
 
 
-def _read_pyproject(root: Path, declarations: _Declarations) -> None:
-    text = _read_text(root / "pyproject.toml")
+def _read_toml(path: Path) -> tuple[dict, list[str]] | None:
+    """A TOML file's data and its lines (to locate entries); None when missing or malformed."""
+    text = _read_text(path)
     if text is None:
-        return
+        return None
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text), text.splitlines()
     except tomllib.TOMLDecodeError:
+        return None
+
+
+def _read_pyproject(root: Path, declarations: _Declarations) -> None:
+    if (read := _read_toml(root / "pyproject.toml")) is None:
         return
-    lines = text.splitlines()
+    data, lines = read
 
     def add(entries: object, header: str, tooling: bool) -> None:
         if not isinstance(entries, list):
@@ -587,14 +593,9 @@ def _read_setup(root: Path, declarations: _Declarations) -> None:
 
 
 def _read_pipfile(root: Path, declarations: _Declarations) -> None:
-    text = _read_text(root / "Pipfile")
-    if text is None:
+    if (read := _read_toml(root / "Pipfile")) is None:
         return
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return
-    lines = text.splitlines()
+    data, lines = read
     for header, tooling in (("packages", False), ("dev-packages", True)):
         if isinstance(data.get(header), dict):
             _add_poetry_table(data[header], header, tooling, lines, "Pipfile", declarations)

@@ -1010,15 +1010,16 @@ def _path_fix(name: str, text: str, code: str, context: _Context | None, locatio
         and not context.local
     ):
         path = denied["path"] if denied else None
-        writes = (
-            read_only
-            or _WRITE_CODE_RE.search(code)
-            or (path and context is not None and (context.in_run(path) or not path.startswith("/")))
-        )
-        if writes:
+        if read_only or _WRITE_CODE_RE.search(code):
             return (
                 f"The workspace is read-only in the sandbox: write outputs under {SCRATCH} (the scratch area), "
                 "e.g. from an --output-dir flag or an environment variable."
+            )
+        # A write into the read-only workspace fails with EROFS (above); EACCES there is a read.
+        if path and context is not None and (context.in_run(path) or not path.startswith("/")):
+            return (
+                "The sandbox's user cannot read this workspace file (when paperlens runs as root, runs use the "
+                "user nobody): make the workspace readable by others, e.g. chmod -R o+rX on it."
             )
         return "Permission denied: the sandbox runs as a non-root user with no capabilities."
     if name == "FileExistsError":
