@@ -15,6 +15,7 @@ from .gaps import ReadinessReport
 from .llm import GapCandidates, LLMSettings
 from .paper import PaperSpec
 from .settings import EditorSettings
+from .repo import AlignmentReport, RepoPlan, ReproduceRecord
 from .smoke import SmokeResult
 
 EXPORTED: dict[str, type[BaseModel]] = {
@@ -27,6 +28,9 @@ EXPORTED: dict[str, type[BaseModel]] = {
     "decisions": DecisionsFile,
     "editor-settings": EditorSettings,
     "smoke-result": SmokeResult,
+    "repo-plan": RepoPlan,
+    "reproduce-record": ReproduceRecord,
+    "alignment-report": AlignmentReport,
 }
 SCHEMA_DIR = Path(__file__).parent / "json"
 
