@@ -63,6 +63,34 @@ def build_parser() -> argparse.ArgumentParser:
     smoke.add_argument("--timeout", type=float, help="seconds before the run is killed (default: 120)")
     smoke.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     smoke.set_defaults(run=run_smoke)
+    scaffold = commands.add_parser("scaffold", help="write a runnable repository skeleton planned from the paper (no LLM)")
+    scaffold.add_argument("paper", type=Path, help="the paper: a .tex/.pdf/.md file, or the folder holding it")
+    scaffold.add_argument("--out", type=Path, required=True, help="the folder to write (new, or without the planned files)")
+    _decisions_argument(scaffold)
+    scaffold.add_argument("--format", choices=("text", "json"), default="text", help="json: the repository plan")
+    scaffold.set_defaults(run=run_scaffold)
+    reproduce = commands.add_parser(
+        "reproduce", help="plan, scaffold, generate (LLM), pin, then run and repair in the sandbox; resumable"
+    )
+    reproduce.add_argument("paper", type=Path, help="the paper: a .tex/.pdf/.md file, or the folder holding it")
+    reproduce.add_argument("--out", type=Path, required=True, help="the repository folder; run again to resume")
+    _decisions_argument(reproduce)
+    reproduce.add_argument("--max-rounds", type=int, default=3, help="repair rounds before handing over to a human (default: 3)")
+    reproduce.add_argument("--no-llm", action="store_true", help="no generation or repair, even with an endpoint configured")
+    reproduce.add_argument("--image", help="the sandbox's image (default: the repository's Dockerfile, built offline)")
+    reproduce.add_argument("--timeout", type=float, help="seconds before a smoke run is killed (default: 120)")
+    reproduce.add_argument("--local", action="store_true", help="run smoke tests as subprocesses here, unisolated (no Docker)")
+    reproduce.add_argument("--format", choices=("text", "json"), default="text", help="json: the whole record")
+    reproduce.set_defaults(run=run_reproduce)
+    align = commands.add_parser("align", help="compare measured metrics (one file or folder per run) with the paper's")
+    align.add_argument("runs", type=Path, nargs="+", help="metrics.json files, or folders holding them (one per seed)")
+    align.add_argument("--reported", type=Path, required=True,
+                       help="the paper's results: a YAML/JSON list of metrics, or a plan (.paperlens/plan.json)")  # fmt: skip
+    align.add_argument("--rule", default="relative:0.02",
+                       help="absolute:D, relative:F (or F%%), or interval:C (prediction interval, needs 2+ runs); default relative:0.02")  # fmt: skip
+    align.add_argument("--out", type=Path, help="write alignment.md and alignment.png into this folder")
+    align.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    align.set_defaults(run=run_align)
     serve = commands.add_parser("serve", help="run the language server over stdio (what the editor starts)")
     serve.set_defaults(run=run_serve)
     return parser
@@ -186,6 +214,114 @@ def run_smoke(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if result.status == "failed" else EXIT_OK
 
 
+def _decisions_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--decisions", type=Path,
+                        help="a folder whose .paperlens/decisions.yaml settles gaps (default: --out's)")  # fmt: skip
+
+
+def _paper_for_repository(args: argparse.Namespace):
+    from .decisions import load_decisions
+    from .repo.plan import Paper
+
+    spec = read_paper(args.paper)
+    if any(p.severity == "error" for p in spec.problems):
+        _report_problems(spec)
+        raise UserError(f"{args.paper}: the paper could not be read well enough to plan a repository from it")
+    decisions = load_decisions((args.decisions or args.out).resolve())
+    return Paper(spec=spec, readiness=assess(spec), decisions=decisions, path=str(args.paper))
+
+
+def _progress(line: str) -> None:
+    print(f"paperlens: {line}", file=sys.stderr, flush=True)
+
+
+def run_scaffold(args: argparse.Namespace) -> int:
+    from .repo.plan import plan_repository
+    from .repo.skeleton import write_skeleton
+
+    paper = _paper_for_repository(args)
+    plan = plan_repository(paper.spec, paper.readiness, paper.decisions, paper_path=paper.path)
+    written = write_skeleton(plan, paper.spec, paper.readiness, args.out)
+    if args.format == "json":
+        sys.stdout.write(plan.model_dump_json(indent=2) + "\n")
+        return EXIT_OK
+    provenance = {kind: sum(v.provenance.kind == kind for v in plan.config) for kind in ("paper", "clarification", "assumption")}
+    blocking = sum(item.blocking for item in plan.open_items)
+    lines = [
+        f"{args.out}: {len(written)} files scaffolded from “{plan.paper_title}” (package {plan.package})",
+        f"  modules: {', '.join(f.path for f in plan.files if f.role == 'module') or 'none (no numbered equation or algorithm)'}",
+        (f"  config.toml: {len(plan.config)} values — {provenance['paper']} from the paper, "
+         f"{provenance['clarification']} from answers, {provenance['assumption']} assumed"),
+        f"  open items: {len(plan.open_items)} ({blocking} blocking), listed in config.toml and README.md",
+        f"  next: cd {args.out} && python reproduce.py --smoke && python -m pytest",
+    ]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_OK
+
+
+def run_reproduce(args: argparse.Namespace) -> int:
+    from ..schemas import SandboxSettings
+    from .llm import LLMClient, LLMNotConfigured, settings_from_env
+    from .repo.reproduce import reproduce
+    from .sandbox import set_prewarm
+    from .workspace import load_settings
+
+    if args.max_rounds < 0:
+        raise UserError("--max-rounds must be 0 or more")
+    paper = _paper_for_repository(args)
+    client = None
+    if not args.no_llm:
+        try:
+            client = LLMClient(settings_from_env())
+        except LLMNotConfigured as err:
+            _progress(f"no LLM: {err}")
+    # A resumed repository's own [tool.paperlens.sandbox] settings apply; a new one gets the defaults.
+    sandbox = load_settings(args.out.resolve()).sandbox if (args.out / "pyproject.toml").is_file() else SandboxSettings()
+    overrides = {"image": args.image, "timeout_seconds": args.timeout, "mode": "local" if args.local else None}
+    sandbox = sandbox.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    set_prewarm(None)  # runs are minutes apart (the LLM answers between them): no container waits for them
+    record = reproduce(paper, args.out, client=client, sandbox=sandbox, max_rounds=args.max_rounds, on_progress=_progress)
+    if args.format == "json":
+        sys.stdout.write(record.model_dump_json(indent=2) + "\n")
+    else:
+        usage = record.usage
+        lines = [f"{args.out}: {record.outcome}" + (f" — {record.reason}" if record.reason else "")]
+        lines += [f"  {s.name}: {s.status} ({s.seconds:g} s) {s.message}".rstrip() for s in record.steps]
+        lines.append(f"  LLM: {usage.requests} request(s), {usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens")
+        lines.append(f"  record: {args.out / '.paperlens' / 'reproduce.json'}")
+        sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_OK if record.outcome == "passed" else EXIT_FINDINGS
+
+
+def run_align(args: argparse.Namespace) -> int:
+    from .repo.align import (
+        align_metrics,
+        alignment_markdown,
+        parse_rule,
+        read_reported,
+        read_runs,
+        write_alignment,
+    )
+
+    rule = parse_rule(args.rule)
+    report = align_metrics(read_reported(args.reported), read_runs(args.runs), rule)
+    if args.out:
+        written = write_alignment(report, args.out)
+        _progress(f"wrote {written}")
+    if args.format == "json":
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(alignment_markdown(report))
+    else:
+        lines = [f"{report.verdict} ({report.runs} run(s), rule {rule.kind} {rule.value:g})"]
+        for metric in report.metrics:
+            spread = f" ± {metric.std:.4g}" if metric.std is not None else ""
+            mean = f"{metric.mean:.4g}{spread}" if metric.mean is not None else "not measured"
+            lines.append(f"  {metric.name}: {metric.verdict} — paper {metric.paper_value:g}, runs {mean} (n={len(metric.values)}): {metric.reason}")
+        sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_OK if report.verdict == "aligned" else EXIT_FINDINGS
+
+
 def run_index(args: argparse.Namespace) -> int:
     spec = read_paper(args.paper, use_cache=not args.no_cache)
     if args.format == "json":
@@ -218,7 +354,7 @@ def _clip(text: str, width: int) -> str:
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
     return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 

@@ -57,7 +57,7 @@ from .extract.mathtext import GREEK_NAMES, to_plain
 from .extract.symbols import parse_latex_math, parse_text_math
 from .readiness.finders import DISCUSSION_SECTION, EQUATION_REFERENCE
 
-__all__ = ["ScaffoldedModule", "scaffold_module", "scaffold_targets"]
+__all__ = ["ScaffoldedModule", "module_outline", "scaffold_module", "scaffold_targets"]
 
 TODO = "# TODO(paperlens): "
 QUOTE_WIDTH = 96  # quotes in comments and docstrings are wrapped at this width
@@ -136,16 +136,27 @@ def scaffold_targets(spec: PaperSpec) -> list[tuple[str, str]]:
     return targets
 
 
-def scaffold_module(spec: PaperSpec, readiness: ReadinessReport, target_id: str, workspace_root: Path) -> ScaffoldedModule:
-    """A module (and its shape test) for the section or algorithm `target_id` of the paper.
+def scaffold_module(
+    spec: PaperSpec,
+    readiness: ReadinessReport,
+    target_id: str,
+    workspace_root: Path,
+    *,
+    package: str | None = None,
+    name: str | None = None,
+) -> ScaffoldedModule:
+    """A module (and its shape test) for the section or algorithm `target_id` of the paper, at the
+    workspace's top level or, given `package`, in that package (its test still in `tests/`); named
+    `name` when given, else after the target's title (a free name).
 
     Raises ValueError when `target_id` names nothing that `scaffold_targets` lists."""
     scope = _scope(spec, target_id)
-    name = _free_module_name(Path(workspace_root), _module_name(scope))
-    path, test_path = f"{name}.py", f"tests/test_{name}.py"
+    root = Path(workspace_root)
+    name = name or _free_module_name(root / package if package else root, _module_name(scope), tests=root / "tests")
+    path, test_path = (f"{package}/{name}.py" if package else f"{name}.py"), f"tests/test_{name}.py"
     plan = _Plan.of(spec, readiness, scope)
     text = _render_module(spec, scope, plan, test_path)
-    test_text = _render_test(scope, plan, name, path)
+    test_text = _render_test(scope, plan, f"{package}.{name}" if package else name, name, path)
     for rendered, where in ((text, path), (test_text, test_path)):
         compile(rendered, where, "exec")  # a generator bug (even a duplicate argument) never reaches the user's files
     return ScaffoldedModule(
@@ -155,6 +166,13 @@ def scaffold_module(spec: PaperSpec, readiness: ReadinessReport, target_id: str,
         test_text=test_text,
         title=f"Scaffold {path} from {scope.heading}",
     )
+
+
+def module_outline(spec: PaperSpec, target_id: str) -> tuple[str, list[str]]:
+    """The module name `scaffold_module` would choose in an empty workspace, and the numbers of
+    the numbered equations the module implements."""
+    scope = _scope(spec, target_id)
+    return _module_name(scope), [e.number for e in scope.equations if e.number]
 
 
 # -- what is scaffolded -----------------------------------------------------------------------------
@@ -1028,11 +1046,11 @@ def _bracketed(head: str, items: list[str], tail: str, indent: str = "") -> list
     return [f"{indent}{head}(", *(f"{indent}    {item}," for item in items), f"{indent}){tail}"]
 
 
-def _render_test(scope: _Scope, plan: _Plan, module: str, path: str) -> str:
+def _render_test(scope: _Scope, plan: _Plan, module: str, name: str, path: str) -> str:
     lines = [
         f"Shape tests for {path}, scaffolded by paperlens.",
         "",
-        f"Run from the workspace root: python -m pytest tests/test_{module}.py",
+        f"Run from the workspace root: python -m pytest tests/test_{name}.py",
         "",
         "Each test calls one function of the module and checks the shape of its result. While the",
         "function is a stub it raises NotImplementedError, and the test is an expected failure for that",
@@ -1135,10 +1153,10 @@ def _module_name(scope: _Scope) -> str:
     return name
 
 
-def _free_module_name(root: Path, name: str) -> str:
-    """`name`, or `name_2`, `name_3`, ... : the first whose module, package and test file are all free."""
+def _free_module_name(root: Path, name: str, *, tests: Path) -> str:
+    """`name`, or `name_2`, `name_3`, ... : the first whose module, package (in `root`) and test file
+    (in `tests`) are all free."""
     existing = {p.name.lower() for p in root.iterdir()} if root.is_dir() else set()
-    tests = root / "tests"
     existing_tests = {p.name.lower() for p in tests.iterdir()} if tests.is_dir() else set()
     candidate, number = name, 1
     while (

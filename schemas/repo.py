@@ -14,7 +14,7 @@ from .smoke import SmokeFailure
 
 ProvenanceKind = Literal["paper", "clarification", "assumption"]
 FileRole = Literal[
-    "config", "module", "data", "train", "evaluate", "reproduce", "test", "dockerfile", "requirements", "docs"
+    "package", "config", "module", "data", "train", "evaluate", "reproduce", "test", "dockerfile", "requirements", "docs"
 ]
 
 
@@ -64,6 +64,7 @@ class ReportedMetric(Model):
 
     name: str = Field(description="As the runs' metrics name it, e.g. top1_accuracy.")
     value: float
+    unit: str | None = Field(default=None, description="'%' when the paper reports a percentage: runs report on the same scale.")
     higher_is_better: bool | None = None
     quote: str | None = Field(default=None, description="Where the paper reports it (table row or sentence).")
     location: Location | None = None

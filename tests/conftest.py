@@ -31,6 +31,21 @@ def local_llm() -> Iterator[LocalLLM]:
         yield server
 
 
+@pytest.fixture(scope="session")
+def docker_engine() -> None:
+    """The README's test command sets the engine up (scripts/sandbox-engine.sh): fail, never skip."""
+    from paperlens.pipeline.sandbox import docker_run
+    from paperlens.schemas.smoke import DEFAULT_SANDBOX_IMAGE
+
+    try:
+        docker_run.client().api.inspect_image(DEFAULT_SANDBOX_IMAGE)
+    except Exception as err:  # noqa: BLE001 - no engine, or no base image
+        pytest.fail(f"no Docker engine or base image (run scripts/sandbox-engine.sh): {err}")
+
+
+needs_docker = pytest.mark.usefixtures("docker_engine")
+
+
 def pytest_sessionstart(session):
     if not LATEX_PAPERS.is_dir():
         raise pytest.UsageError(

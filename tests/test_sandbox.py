@@ -20,22 +20,7 @@ from paperlens.pipeline.sandbox import docker_run, images
 from paperlens.pipeline.sandbox.output import CappedOutput
 from paperlens.schemas.smoke import DEFAULT_SANDBOX_IMAGE, SandboxSettings
 
-def _engine_problem() -> str | None:
-    try:
-        docker_run.client().api.inspect_image(DEFAULT_SANDBOX_IMAGE)
-    except Exception as err:  # no engine, or no base image
-        return str(err)
-    return None
-
-
-@pytest.fixture(scope="module")
-def docker_engine() -> None:
-    """The README's test command sets the engine up; without it these tests fail, never skip."""
-    if (problem := _engine_problem()) is not None:
-        pytest.fail(f"no Docker engine or base image (run scripts/sandbox-engine.sh): {problem}")
-
-
-needs_docker = pytest.mark.usefixtures("docker_engine")
+from .conftest import needs_docker
 
 
 def _mine(api=None) -> list[dict]:

@@ -744,18 +744,6 @@ Thread 0x00007f0d4b2ff6c0 (most recent call first):
 # ------------------------------------------------------------------------------ the real sandbox
 
 
-@pytest.fixture(scope="module")
-def docker_engine() -> None:
-    """The README's test command sets the engine up (scripts/sandbox-engine.sh): fail, never skip."""
-    from paperlens.pipeline.sandbox import docker_run
-    from paperlens.schemas.smoke import DEFAULT_SANDBOX_IMAGE
-
-    try:
-        docker_run.client().api.inspect_image(DEFAULT_SANDBOX_IMAGE)
-    except Exception as err:  # noqa: BLE001 - no engine, or no base image
-        pytest.fail(f"no Docker engine or base image (run scripts/sandbox-engine.sh): {err}")
-
-
 @pytest.mark.usefixtures("docker_engine")
 @pytest.mark.parametrize("name", CASES)
 def test_the_corpus_in_the_real_sandbox(name, tmp_path):

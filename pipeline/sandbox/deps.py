@@ -50,11 +50,13 @@ from ..extract.knowledge import KNOWLEDGE_DIR
 __all__ = [
     "ImportSite",
     "Requirement",
+    "covering_names",
     "declared_requirements",
     "dependency_issues",
     "distribution_for",
     "imports_of",
     "normalize",
+    "third_party_imports",
 ]
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
@@ -706,11 +708,11 @@ def _own_distributions(root: Path) -> set[str]:
 # ------------------------------------------------------------------------------------------------ issues
 
 
-def dependency_issues(
+def third_party_imports(
     workspace: Path, include: list[str] | None = None, exclude: list[str] | None = None
-) -> list[DependencyIssue]:
-    """Imports no declaration covers (once per distribution, at the first import site), then
-    requirements without an exact version that nothing locks (at their line)."""
+) -> Iterator[tuple[ImportSite, str]]:
+    """(import site, distribution) for every import a distribution must provide: required, not the
+    standard library, not the workspace's own modules or distribution; files in path order, then lines."""
     root = Path(workspace).resolve()
     # setup.py is a build script: its imports (setuptools) are build requirements, not the code's.
     paths = [
@@ -721,13 +723,6 @@ def dependency_issues(
     # Every Python file counts for what is the workspace's own, whatever `include`/`exclude` check.
     local = _local_modules(workspace_files(root, ["**/*.py"]))
     own = _own_distributions(root)
-    requirements, found = declared_requirements(root)
-    declared = {normalize(requirement.name) for requirement in requirements if requirement.kind != "constraint"}
-    pinned = {normalize(requirement.name) for requirement in requirements if requirement.pinned}
-    vocabulary = _vocabulary()
-
-    issues: list[DependencyIssue] = []
-    reported: set[str] = set()
     for path in paths:
         source = _read_text(root / path)
         if source is None:
@@ -737,28 +732,50 @@ def dependency_issues(
             if not site.required or top in sys.stdlib_module_names or top in local or top == "__main__":
                 continue
             distribution = distribution_for(site.module)
-            key = normalize(distribution)
-            if key in reported or key in own:
-                continue
-            candidates = {key} | vocabulary.alternatives.get(key, frozenset())
-            if _known_prefix(site.module) is None:
-                # A module imports.yaml does not know: its distribution may be spelled around it.
-                candidates |= {f"python-{key}", f"{key}-python", f"py{key}", f"{key}-py"}
-            if candidates & declared:
-                continue
-            reported.add(key)
-            where = (
-                "the workspace declares no requirements" if not found else f"{distribution} is not in its requirements"
+            if normalize(distribution) not in own:
+                yield site, distribution
+
+
+def covering_names(module: str, distribution: str) -> set[str]:
+    """The normalised requirement names any of which, declared, covers an import of `module`."""
+    key = normalize(distribution)
+    names = {key} | _vocabulary().alternatives.get(key, frozenset())
+    if _known_prefix(module) is None:
+        # A module imports.yaml does not know: its distribution may be spelled around it.
+        names |= {f"python-{key}", f"{key}-python", f"py{key}", f"{key}-py"}
+    return names
+
+
+def dependency_issues(
+    workspace: Path, include: list[str] | None = None, exclude: list[str] | None = None
+) -> list[DependencyIssue]:
+    """Imports no declaration covers (once per distribution, at the first import site), then
+    requirements without an exact version that nothing locks (at their line)."""
+    root = Path(workspace).resolve()
+    requirements, found = declared_requirements(root)
+    declared = {normalize(requirement.name) for requirement in requirements if requirement.kind != "constraint"}
+    pinned = {normalize(requirement.name) for requirement in requirements if requirement.pinned}
+
+    issues: list[DependencyIssue] = []
+    reported: set[str] = set()
+    for site, distribution in third_party_imports(root, include, exclude):
+        key = normalize(distribution)
+        if key in reported or covering_names(site.module, distribution) & declared:
+            continue
+        reported.add(key)
+        top = site.module.split(".")[0]
+        where = (
+            "the workspace declares no requirements" if not found else f"{distribution} is not in its requirements"
+        )
+        issues.append(
+            DependencyIssue(
+                kind="missing-requirement",
+                module=top if _known_prefix(site.module) in (None, top) else site.module,
+                distribution=distribution,
+                message=f"`{site.module}` is imported but {where}: add `{distribution}` (with a pinned version).",
+                location=site.location,
             )
-            issues.append(
-                DependencyIssue(
-                    kind="missing-requirement",
-                    module=top if _known_prefix(site.module) in (None, top) else site.module,
-                    distribution=distribution,
-                    message=f"`{site.module}` is imported but {where}: add `{distribution}` (with a pinned version).",
-                    location=site.location,
-                )
-            )
+        )
     for requirement in requirements:
         key = normalize(requirement.name)
         if requirement.kind != "requirement" or requirement.tooling or key in pinned:

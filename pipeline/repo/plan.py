@@ -1,0 +1,305 @@
+"""The repository plan: which files, which modules from which parts of the paper, and a config in
+which every value says where it comes from. Deterministic: the same paper, gaps and decisions give
+the same plan.
+
+Module boundaries: one module per algorithm, and one per section (the deepest ones) holding
+numbered equations; appendix derivations and background or related-work sections are left out (the
+method cites what it uses from them). A setting goes into the config when an author's
+answer settles it (clarification), when the paper states it with one value (paper: its first
+statement, quoted and located), or when the team recorded an assumption with a value; a setting the
+paper states with several different values is not chosen between: its gap stays open. Every gap
+the decisions do not settle is an open item, blocking ones first.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ...schemas import (
+    DecisionsFile,
+    Gap,
+    Hyperparameter,
+    Location,
+    PaperSpec,
+    ReadinessReport,
+)
+from ...schemas.gaps import Evidence
+from ...schemas.repo import (
+    ConfigValue,
+    OpenItem,
+    PlannedFile,
+    Provenance,
+    RepoPlan,
+    ReportedMetric,
+)
+from ..decisions import DECISIONS_PATH
+from ..readiness.finders import DISCUSSION_SECTION
+from ..scaffold import module_outline, scaffold_targets
+
+PACKAGE_WORDS = 3  # a package name keeps this many words of the title
+RESULTS_SECTION = re.compile(r"result|experiment|evaluation|benchmark", re.IGNORECASE)
+# "reaches 95.1% test accuracy", "achieves a top-1 accuracy of 76.3%": the method's own result, not
+# the baselines it is compared with (those follow "against", "than", "for").
+_METRIC_WORDS = r"(?:top-[15]\s+|test\s+|validation\s+|mean\s+)?(?:accuracy|error(?:\s+rate)?|f1(?:\s+score)?|bleu|perplexity|miou|auc|map)"
+_REPORTED = re.compile(
+    r"\b(?:reach(?:es)?|achieves?|obtains?|attains?|gets?)\s+(?:an?\s+|the\s+)?"
+    rf"(?:(?P<value>\d+(?:\.\d+)?)\s*(?P<percent>\\?%)?\s+(?P<metric>{_METRIC_WORDS})"
+    rf"|(?P<metric2>{_METRIC_WORDS})\s+of\s+(?P<value2>\d+(?:\.\d+)?)\s*(?P<percent2>\\?%)?)",
+    re.IGNORECASE,
+)
+LOWER_IS_BETTER = ("error", "perplexity")
+
+
+@dataclass
+class Paper:
+    """What the steps read once: the paper, its gaps and the team's decisions."""
+
+    spec: PaperSpec
+    readiness: ReadinessReport
+    decisions: DecisionsFile = field(default_factory=DecisionsFile)
+    path: str = ""
+
+
+def plan_repository(
+    spec: PaperSpec, readiness: ReadinessReport, decisions: DecisionsFile, *, paper_path: str
+) -> RepoPlan:
+    package = package_name(spec.title or "paper")
+    modules = _module_files(spec, package)
+    config = _config(spec, decisions)
+    settled = {value.name for value in config}
+    files = [
+        PlannedFile(path="pyproject.toml", role="config", purpose="Test settings and where the paper is, for `paperlens check`."),
+        PlannedFile(path="config.toml", role="config", purpose="Every value the run uses, each with its provenance; the open items."),
+        PlannedFile(path=f"{package}/__init__.py", role="package", purpose="The package."),
+        PlannedFile(
+            path=f"{package}/config.py",
+            role="config",
+            purpose="Reads config.toml; asking for an open item raises with its question.",
+            depends_on=["config.toml"],
+        ),
+        *modules,
+        PlannedFile(
+            path=f"{package}/data.py",
+            role="data",
+            purpose="The datasets the paper names (to be written) and a small synthetic one for the smoke run.",
+            depends_on=[f"{package}/config.py"],
+        ),
+        PlannedFile(
+            path=f"{package}/train.py",
+            role="train",
+            purpose="Seeds, the training loop and its step (the step calls the method's modules).",
+            depends_on=[f"{package}/config.py", f"{package}/data.py", *(m.path for m in modules)],
+        ),
+        PlannedFile(
+            path=f"{package}/evaluate.py",
+            role="evaluate",
+            purpose="The metrics the paper reports, measured.",
+            depends_on=[f"{package}/data.py", *(m.path for m in modules)],
+        ),
+        PlannedFile(
+            path="reproduce.py",
+            role="reproduce",
+            purpose="One command: train and evaluate per seed, writing runs/seed-N/metrics.json; --smoke runs a few "
+            "steps on synthetic data.",
+            depends_on=[f"{package}/train.py", f"{package}/evaluate.py"],
+        ),
+        *(
+            PlannedFile(path=_test_path(m.path), role="test", purpose=f"Shape tests of {m.path}.", depends_on=[m.path])
+            for m in modules
+        ),
+        PlannedFile(
+            path="tests/test_reproduce.py",
+            role="test",
+            purpose="The smoke path runs; the config's provenance is complete.",
+            depends_on=["reproduce.py", "config.toml"],
+        ),
+        PlannedFile(path="requirements.txt", role="requirements", purpose="What the code imports."),
+        PlannedFile(
+            path="Dockerfile", role="dockerfile", purpose="The image the smoke run and the full run use.", depends_on=["requirements.txt"]
+        ),
+        PlannedFile(path="README.md", role="docs", purpose="How to run it, and what the paper leaves open."),
+    ]
+    return RepoPlan(
+        paper_title=spec.title or spec.main_file,
+        paper_path=paper_path,
+        package=package,
+        files=files,
+        config=config,
+        open_items=_open_items(readiness, decisions, settled),
+        metrics=reported_metrics(spec),
+    )
+
+
+def package_name(title: str) -> str:
+    """A Python package name from the paper's title: its first words, snake case."""
+    ascii_title = unicodedata.normalize("NFKD", re.sub(r"\$[^$]*\$", " ", title)).encode("ascii", "ignore").decode()
+    stop = {"a", "an", "the", "of", "for", "with", "on", "in", "to", "via", "by", "and", "is", "are", "we", "our"}
+    words = [w for w in re.findall(r"[a-z0-9]+", ascii_title.lower()) if w not in stop][:PACKAGE_WORDS]
+    name = "_".join(words)
+    if not name or not name[0].isalpha() or name in sys.stdlib_module_names or name in {"tests", "test", "paperlens"}:
+        name = f"paper_{name}".rstrip("_")
+    return name
+
+
+def _module_files(spec: PaperSpec, package: str) -> list[PlannedFile]:
+    targets = [target for target, _label in scaffold_targets(spec)]
+    sections = {s.id: s for s in spec.sections}
+    chosen = []
+    for target in targets:
+        section = sections.get(target)
+        if section is None:
+            chosen.append(target)  # an algorithm
+            continue
+        deeper = [t for t in targets if t in sections and t != target and _inside(spec, sections[t], section)]
+        if not section.appendix and not deeper and not DISCUSSION_SECTION.search(section.title):
+            chosen.append(target)
+    files, taken = [], set()
+    for target in chosen:
+        name, equations = module_outline(spec, target)
+        unique, number = name, 1
+        while unique in taken or unique in {"config", "data", "train", "evaluate"}:
+            number += 1
+            unique = f"{name}_{number}"
+        taken.add(unique)
+        label = next(label for t, label in scaffold_targets(spec) if t == target)
+        files.append(
+            PlannedFile(
+                path=f"{package}/{unique}.py",
+                role="module",
+                purpose=f"{label}: a function per equation, raising NotImplementedError until written.",
+                source=target,
+                equations=equations,
+            )
+        )
+    return files
+
+
+def _inside(spec: PaperSpec, inner, outer) -> bool:
+    """Whether section `inner` is a subsection of `outer` (it follows it, deeper, before the next
+    heading at `outer`'s level)."""
+    order = [s.id for s in spec.sections]
+    start, position = order.index(outer.id), order.index(inner.id)
+    if position <= start:
+        return False
+    return all(s.level > outer.level for s in spec.sections[start + 1 : position + 1])
+
+
+def _test_path(module_path: str) -> str:
+    return f"tests/test_{module_path.rsplit('/', 1)[-1]}"
+
+
+# -- the config --------------------------------------------------------------------------------------
+
+
+def _config(spec: PaperSpec, decisions: DecisionsFile) -> list[ConfigValue]:
+    decisions_location = Location(file=DECISIONS_PATH.as_posix())
+    values: dict[str, ConfigValue] = {}
+    for clarification in decisions.clarifications:
+        if clarification.status == "answered" and clarification.setting and clarification.value is not None:
+            quote = f"Answer to “{clarification.question}”: {clarification.answer or clarification.value}"
+            if clarification.source:
+                quote += f" ({clarification.source})"
+            values[clarification.setting] = ConfigValue(
+                name=clarification.setting,
+                value=clarification.value,
+                shown=str(clarification.value),
+                component=clarification.component,
+                provenance=Provenance(kind="clarification", quote=quote, location=decisions_location, decision_id=clarification.id),
+            )
+    statements: dict[str, list[Hyperparameter]] = {}
+    for stated in spec.hyperparameters:
+        if not isinstance(stated.value, float) or math.isfinite(stated.value):
+            statements.setdefault(stated.normalized_name, []).append(stated)
+    for name, stated in statements.items():
+        if name in values or len({_key(s.value) for s in stated}) > 1:
+            continue  # answered already, or stated with several values: left open, never chosen between
+        first = stated[0]
+        values[name] = ConfigValue(
+            name=name,
+            value=first.value,
+            shown=first.raw_value,
+            unit=first.unit,
+            component=first.component,
+            provenance=Provenance(kind="paper", quote=first.text, location=first.location),
+        )
+    for assumption in decisions.assumptions:
+        if assumption.setting not in values and assumption.value is not None:
+            values[assumption.setting] = ConfigValue(
+                name=assumption.setting,
+                value=_number_or_text(assumption.value),
+                shown=assumption.value,
+                component=assumption.component,
+                provenance=Provenance(kind="assumption", quote=assumption.reason, location=decisions_location, decision_id=assumption.id),
+            )
+    return sorted(values.values(), key=lambda v: v.name)
+
+
+def _key(value: float | str) -> float | str:
+    return round(value, 12) if isinstance(value, float) else value.strip().lower()
+
+
+def _number_or_text(text: str) -> float | str:
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if math.isfinite(number) else text
+
+
+def _open_items(readiness: ReadinessReport, decisions: DecisionsFile, settled: set[str]) -> list[OpenItem]:
+    """Every gap the decisions or the config do not settle, in the report's order (blocking first)."""
+    asked = {c.setting for c in decisions.clarifications if c.status == "answered" and c.setting}
+    assumed = {a.setting for a in decisions.assumptions}
+    items = []
+    for gap in sorted(readiness.gaps, key=lambda g: (not g.blocking, g.rank)):
+        if gap.setting and gap.setting in (asked | assumed) and gap.setting in settled:
+            continue
+        items.append(_open_item(gap))
+    return items
+
+
+def _open_item(gap: Gap) -> OpenItem:
+    return OpenItem(id=gap.id, setting=gap.setting, question=gap.question, blocking=gap.blocking, evidence=list(gap.evidence))
+
+
+# -- the results the paper reports ---------------------------------------------------------------------
+
+
+def reported_metrics(spec: PaperSpec) -> list[ReportedMetric]:
+    """The method's own results as the results sections' prose states them ("reaches 95.1% test
+    accuracy"), one per metric, the first statement winning. Baselines' numbers are not taken."""
+    results_sections = {s.id for s in spec.sections if RESULTS_SECTION.search(s.title)}
+    found: dict[str, ReportedMetric] = {}
+    for paragraph in spec.paragraphs:
+        if paragraph.section_id not in results_sections:
+            continue
+        for match in _REPORTED.finditer(paragraph.text):
+            metric = (match.group("metric") or match.group("metric2")).lower()
+            name = re.sub(r"\W+", "_", metric).strip("_")
+            if name in found:
+                continue
+            percent = bool(match.group("percent") or match.group("percent2"))
+            found[name] = ReportedMetric(
+                name=name,
+                value=float(match.group("value") or match.group("value2")),
+                unit="%" if percent else None,
+                higher_is_better=not any(word in name for word in LOWER_IS_BETTER),
+                quote=_sentence(paragraph.text, match.start()),
+                location=paragraph.location,
+            )
+    return list(found.values())
+
+
+def _sentence(text: str, at: int) -> str:
+    start = max(text.rfind(". ", 0, at) + 2, 0) if text.rfind(". ", 0, at) >= 0 else 0
+    end = text.find(". ", at)
+    return text[start : end + 1 if end >= 0 else len(text)].strip()
+
+
+def evidence_lines(evidence: Iterable[Evidence]) -> list[str]:
+    return [f"“{e.quote}” ({e.location.short()})" for e in evidence]
