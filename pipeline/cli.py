@@ -221,14 +221,14 @@ def _decisions_argument(parser: argparse.ArgumentParser) -> None:
 
 def _paper_for_repository(args: argparse.Namespace):
     from .decisions import load_decisions
-    from .repo.plan import Paper
+    from .repo.plan import Paper, paper_path_from
 
     spec = read_paper(args.paper)
     if any(p.severity == "error" for p in spec.problems):
         _report_problems(spec)
         raise UserError(f"{args.paper}: the paper could not be read well enough to plan a repository from it")
     decisions = load_decisions((args.decisions or args.out).resolve())
-    return Paper(spec=spec, readiness=assess(spec), decisions=decisions, path=str(args.paper))
+    return Paper(spec=spec, readiness=assess(spec), decisions=decisions, path=paper_path_from(args.paper, args.out))
 
 
 def _progress(line: str) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import yaml
@@ -11,6 +9,7 @@ from pydantic import ValidationError
 
 from ..schemas import Assumption, Clarification, DecisionsFile, Deviation, Finding
 from .errors import DecisionsError
+from .files import write_atomically
 
 DECISIONS_PATH = Path(".paperlens") / "decisions.yaml"
 
@@ -59,15 +58,7 @@ def save_decisions(workspace: Path, decisions: DecisionsFile) -> Path:
     """Write atomically. A malformed existing file is an error: it is never overwritten."""
     load_decisions(workspace)
     path = decisions_path(workspace)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".decisions-", suffix=".yaml", delete=False, encoding="utf-8")
-    try:
-        with handle:
-            handle.write(render_decisions(decisions))
-        os.replace(handle.name, path)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
+    write_atomically(path, render_decisions(decisions))
     return path
 
 

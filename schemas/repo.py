@@ -74,7 +74,7 @@ class RepoPlan(Model):
     """A repository planned from the paper: deterministic, reviewable before anything is written."""
 
     paper_title: str
-    paper_path: str = Field(description="The paper's main file, as given.")
+    paper_path: str = Field(description="The paper, relative to the repository's folder when it can be (forward slashes).")
     package: str = Field(description="The Python package the modules live in.")
     files: list[PlannedFile] = Field(description="In dependency order: a file comes after what it imports.")
     config: list[ConfigValue]
@@ -134,9 +134,10 @@ class RepairRound(Model):
     changed: list[str] = Field(default_factory=list)
     refused: list[str] = Field(default_factory=list, description="Files the model tried to change outside the implicated ones.")
     patch: str = Field(default="", description="Unified diff of what the round changed.")
-    outcome: Literal["passed", "patched", "reverted", "no-patch", "error"] = Field(
-        description="passed: nothing to repair; patched: changes kept for the next run; reverted: changes undone because "
-        "they broke a passing test or made nothing better; no-patch: the model proposed nothing usable; error: no run could be made."
+    outcome: Literal["passed", "failed", "patched", "reverted", "no-patch", "error"] = Field(
+        description="passed: nothing to repair; failed: a run with no repair before it failed (round 0, or the rerun of a "
+        "resumed record); patched: changes kept for the next run; reverted: changes undone because they broke a passing "
+        "test or the run could not be made; no-patch: the model proposed nothing usable; error: no run could be made."
     )
     message: str = ""
     seconds: float = 0.0

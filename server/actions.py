@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -16,7 +17,7 @@ from paperlens.pipeline.links import function_defined_at, item_name, likely_equa
 from paperlens.pipeline.llm import LLMClient, LLMError, settings_from_env
 from paperlens.pipeline.questions import draft_question
 from paperlens.pipeline.scaffold import scaffold_module, scaffold_targets
-from paperlens.schemas import Algorithm, DecisionsFile, Equation, Finding, Gap, Section
+from paperlens.schemas import Algorithm, DecisionsFile, Equation, Finding, Gap, LLMSettings, Section
 
 from .app import PaperlensServer, server
 from .convert import gap_diagnostic, to_diagnostic, to_range
@@ -24,6 +25,12 @@ from .convert import gap_diagnostic, to_diagnostic, to_range
 log = logging.getLogger("paperlens.server")
 SCAFFOLD = "paperlens.scaffoldModule"
 REFACTOR_SCAFFOLD = lsp.CodeActionKind.Refactor + ".scaffold"
+REFACTOR_GENERATE = lsp.CodeActionKind.RefactorRewrite + ".generate"
+
+# Code actions other modules add (repo.py: generate a planned module). Each offer gives its actions on
+# a document; an action whose data carries a resolver's key is resolved by that resolver.
+action_offers: list[Callable[[PaperlensServer, str], list[lsp.CodeAction]]] = []
+action_resolvers: dict[str, Callable[[PaperlensServer, lsp.CodeAction], Awaitable[lsp.CodeAction]]] = {}
 
 
 def _whole_file_edit(uri: str, path: Path, text: str) -> lsp.WorkspaceEdit:
@@ -62,7 +69,7 @@ def _overlaps(first: int, last: int, start: int, end: int | None) -> bool:
 
 @server.feature(
     lsp.TEXT_DOCUMENT_CODE_ACTION,
-    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, REFACTOR_SCAFFOLD], resolve_provider=True),
+    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, REFACTOR_SCAFFOLD, REFACTOR_GENERATE], resolve_provider=True),
 )
 def code_actions(ls: PaperlensServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
@@ -103,6 +110,7 @@ def code_actions(ls: PaperlensServer, params: lsp.CodeActionParams) -> list[lsp.
                     actions.append(_ask_action(ls, decisions, gap, gap_diagnostic(gap)))
         actions += _scaffold_actions(ls, paper_file, first)
     actions += _anchor_actions(ls, uri, first)
+    actions += [action for offer in action_offers for action in offer(ls, uri)]
     return actions
 
 
@@ -125,12 +133,16 @@ def _subject(ls: PaperlensServer, subject_id: str) -> Gap | Finding | None:
     return found or next((f for findings in ls.findings.values() for f in findings if f.id == subject_id), None)
 
 
+def _llm_settings(ls: PaperlensServer) -> LLMSettings:
+    """The environment's LLM settings with the editor's endpoint and model over them; LLMError when
+    the environment's are malformed."""
+    chosen = ls.settings.llm
+    return settings_from_env().model_copy(update={k: v for k, v in (("base_url", chosen.base_url), ("model", chosen.model)) if v})
+
+
 def _llm_client(ls: PaperlensServer) -> LLMClient | None:
     try:
-        settings = settings_from_env()
-        chosen = ls.settings.llm
-        settings = settings.model_copy(update={k: v for k, v in (("base_url", chosen.base_url), ("model", chosen.model)) if v})
-        return LLMClient(settings)
+        return LLMClient(_llm_settings(ls))
     except LLMError:  # not configured (or misconfigured): the template drafts the question
         return None
 
@@ -138,6 +150,9 @@ def _llm_client(ls: PaperlensServer) -> LLMClient | None:
 @server.feature(lsp.CODE_ACTION_RESOLVE)
 async def resolve_code_action(ls: PaperlensServer, action: lsp.CodeAction) -> lsp.CodeAction:
     data = action.data if isinstance(action.data, dict) else {}
+    for key, resolve in action_resolvers.items():
+        if key in data:
+            return await resolve(ls, action)
     if "scaffold" in data and ls.spec is not None:
         action.edit, problem = await asyncio.to_thread(_scaffold_edit, ls, data["scaffold"])
         if problem:

@@ -117,7 +117,12 @@ def test_scaffold_writes_the_skeleton_and_refuses_to_overwrite(tmp_path, capsys)
     assert config["settings"]["learning_rate"]["where"] == "sections/experiments.tex:7:72"
     readme = (out / "README.md").read_text()
     assert all(item.question in readme for item in plan.open_items)
-    assert "[tool.paperlens]" in (out / "pyproject.toml").read_text()
+    pyproject = tomllib.loads((out / "pyproject.toml").read_text())
+    assert (out / pyproject["tool"]["paperlens"]["paper"]).resolve() == EXAMPLE_PAPER.resolve()
+    capsys.readouterr()
+    # The repository finds its paper, and the skeleton neither diverges from it nor guesses.
+    assert main(["check", str(out), "--fail-on", "never"]) == 0
+    assert "against main.tex: 0 divergence(s), 0 guess(es)" in capsys.readouterr().out
     before = (out / "config.toml").read_text()
     (out / "config.toml").write_text(before + "# edited by hand\n")
     assert main(["scaffold", str(EXAMPLE_PAPER), "--out", str(out)]) == 2

@@ -28,8 +28,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
-import uuid
 from pathlib import Path
 from statistics import fmean, stdev
 from typing import Any
@@ -46,6 +44,7 @@ from ...schemas.repo import (
     ToleranceRule,
 )
 from ..errors import UserError
+from ..files import write_atomically
 
 RULE_FORMS = (
     'accepted forms: "absolute:0.5" (|mean − paper| ≤ 0.5), "relative:0.05" or "relative:5%" '
@@ -401,21 +400,10 @@ def write_alignment(report: AlignmentReport, out_dir: Path) -> Path:
     """Writes `alignment.md` and `alignment.png` into `out_dir`; returns the Markdown's path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     # The image first: the Markdown never links to a plot that is not there yet.
-    _write_atomically(out_dir / PLOT_NAME, _plot_png(report))
+    write_atomically(out_dir / PLOT_NAME, _plot_png(report))
     markdown_path = out_dir / MARKDOWN_NAME
-    _write_atomically(markdown_path, alignment_markdown(report).encode("utf-8"))
+    write_atomically(markdown_path, alignment_markdown(report).encode("utf-8"))
     return markdown_path
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    # A uniquely named file opened normally (not mkstemp's 0600) so the report gets the umask's permissions.
-    temporary = path.with_name(f".{path.name}-{uuid.uuid4().hex}")
-    try:
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 def alignment_markdown(report: AlignmentReport) -> str:

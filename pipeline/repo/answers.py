@@ -21,3 +21,16 @@ def code_of(answer: FileText) -> str:
     if match := _FENCE.match(text):
         text = match.group("body")
     return text.rstrip() + "\n"
+
+
+class FileChange(BaseModel):
+    """The whole new text of one file a repair changes."""
+
+    path: str = Field(description="The file's path exactly as the prompt gives it, relative to the repository root.")
+    content: str = Field(description="The complete new text of the file, nothing else.")
+
+
+class RepairAnswer(BaseModel):
+    """What the LLM answers when asked to repair a failure: the files it changes, each in full."""
+
+    files: list[FileChange] = Field(description="Only the files that change; none when no change would help.")

@@ -33,6 +33,7 @@ from packaging.requirements import Requirement as PackagingRequirement
 
 from ...schemas.repo import PinnedDistribution, PinRecord
 from ...schemas.smoke import DEFAULT_SANDBOX_IMAGE, SandboxSettings
+from ..files import write_atomically
 from ..sandbox import SandboxUnavailable, docker_run, run_smoke
 from ..sandbox.deps import (
     Requirement,
@@ -126,10 +127,10 @@ def pin(repo: Path, settings: SandboxSettings | None = None) -> PinRecord:
     install = [distribution for distribution in distributions if distribution.source == "environment"]
     digest = given_digest or (image.digest if image else None)
 
-    _write_atomically(repo / LOCK_FILE, _lock_text(distributions, reference, image))
+    write_atomically(repo / LOCK_FILE, _lock_text(distributions, reference, image))
     if undeclared:
-        _write_atomically(repo / REQUIREMENTS_FILE, _requirements_text(repo / REQUIREMENTS_FILE, undeclared))
-    _write_atomically(repo / DOCKERFILE, dockerfile_text(base_image, digest, install))
+        write_atomically(repo / REQUIREMENTS_FILE, _requirements_text(repo / REQUIREMENTS_FILE, undeclared))
+    write_atomically(repo / DOCKERFILE, dockerfile_text(base_image, digest, install))
 
     if image is not None:
         notes.append(
@@ -363,14 +364,3 @@ def _summary(distributions: list[PinnedDistribution], image: str) -> str:
     return summary
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    """The whole text or nothing: a temporary file beside it, then a rename."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
-            file.write(text)
-        os.chmod(temporary, 0o644)  # mkstemp makes it 0600; the sandbox's user must read it
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

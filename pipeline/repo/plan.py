@@ -14,11 +14,13 @@ the decisions do not settle is an open item, blocking ones first.
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ...schemas import (
     DecisionsFile,
@@ -53,6 +55,14 @@ _REPORTED = re.compile(
     re.IGNORECASE,
 )
 LOWER_IS_BETTER = ("error", "perplexity")
+
+
+def paper_path_from(paper: Path, out: Path) -> str:
+    """The paper as the repository's folder reaches it: relative when it can be."""
+    try:
+        return Path(os.path.relpath(Path(paper).resolve(), Path(out).resolve())).as_posix()
+    except ValueError:  # another drive
+        return Path(paper).resolve().as_posix()
 
 
 @dataclass

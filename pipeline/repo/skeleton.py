@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from ...schemas import DEFAULT_SANDBOX_IMAGE, PaperSpec, ReadinessReport
 from ...schemas.repo import ConfigValue, PlannedFile, RepoPlan
 from ..errors import UserError
+from ..files import write_atomically
 from ..scaffold import scaffold_module
 from .pin import dockerfile_text
 
@@ -79,20 +78,6 @@ def _holds(path: Path, text: str) -> bool:
         return path.read_text(encoding="utf-8") == text
     except (OSError, UnicodeDecodeError):
         return False
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """The whole text or nothing: a temporary file beside it, then a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
-            file.write(text)
-        os.chmod(temporary, 0o644)  # mkstemp makes it 0600; the sandbox's user must read it
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 # -- one renderer per role ------------------------------------------------------------------------------
@@ -158,11 +143,6 @@ def _setting_lines(value: ConfigValue) -> list[str]:
 
 
 def _pyproject(plan: RepoPlan, planned, modules, out: Path, spec) -> str:
-    paper = plan.paper_path
-    try:
-        paper = Path(os.path.relpath(Path(plan.paper_path).resolve(), Path(out).resolve())).as_posix()
-    except ValueError:  # another drive: keep it as given
-        pass
     return (
         "[tool.pytest.ini_options]\n"
         'pythonpath = ["."]\n'
@@ -170,7 +150,7 @@ def _pyproject(plan: RepoPlan, planned, modules, out: Path, spec) -> str:
         "\n"
         "# `paperlens check` compares the code with this paper; `paperlens smoke` runs reproduce.py --smoke.\n"
         "[tool.paperlens]\n"
-        f"paper = {_toml(paper)}\n"
+        f"paper = {_toml(plan.paper_path)}\n"
     )
 
 

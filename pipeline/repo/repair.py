@@ -1,0 +1,489 @@
+"""Run and repair: run the repository's tests in the sandbox and, while they fail, let the LLM
+repair the files the failure points at, a bounded number of times.
+
+`run_and_repair` works in rounds (`RepairRound`, numbered from 0), each appended to `rounds` as it
+ends (so a caller can save the record from `on_progress`):
+
+- A run alone opens the loop: round 0, or, when earlier rounds are given (a resumed record), a
+  rerun numbered after them, since the files may have changed since the last recorded run. Its
+  outcome is "passed", "failed" or "error".
+- After each run, first that applies:
+  - it passed: done, "passed";
+  - it could not be made (no Docker, a cancel): "needs-human" with its message, nothing to repair;
+  - no LLM client: "needs-human";
+  - the rounds that asked the model (recorded ones included) reached `max_rounds`: "needs-human",
+    the reason naming the bound and the last failure;
+  - the failure points at no file that can be shown to the model: "needs-human";
+  - else a repair round.
+- A repair round gives the model the failures (class, message, the few frames that matter, the
+  suggested fix; capped) and the whole texts of the implicated files: the workspace files of the
+  failures' locations and frames (and `requirements.txt` for a missing dependency), raising site
+  first, as many as fit a prompt small enough for a 4096-token context. The model answers with the
+  whole new texts of the files it changes (`RepairAnswer`). Its answer is untrusted:
+  - a path outside the implicated files, or leaving the repository, is refused (`refused`), never
+    written; a Python text that does not parse is skipped: it cannot repair anything;
+  - nothing usable left: "no-patch", and no run (the files did not change, so the last run stands);
+  - else the old texts are kept, the new ones written atomically, and the tests run again. When a
+    test that passed before no longer passes, or the run could not be made, the old texts are
+    restored byte for byte: "reverted" (the next round repairs the last kept state again; a run
+    that could not be made ends the loop). Otherwise "patched": the new run is what the next round
+    repairs.
+  - the LLM gives no answer (`LLMError`): the round is recorded ("error") and the loop ends with
+    "needs-human" and the error's message.
+  Answers reverted or unusable since the files last changed are named in the next prompt: the same
+  prompt would get the same answer (temperature 0, and the client's cache).
+- `cancel` is checked before each repair and passed to every run; a run cancelled after a repair
+  was written is reverted like any run that could not be made.
+
+A round's smoke fields are its own run's; a round that made no run carries the last run's (the
+files are as that run saw them). Every run is `SMOKE_COMMAND`: every test runs, so what passed is
+known.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import posixpath
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ...schemas.repo import RepairRound
+from ...schemas.smoke import SandboxSettings, SmokeFailure, SmokeResult
+from ..files import write_atomically
+from ..llm import LLMClient
+from ..llm.errors import LLMError
+from ..sandbox import run_smoke
+from .answers import FileText, RepairAnswer, code_of
+
+__all__ = ["SMOKE_COMMAND", "RepairOutcome", "run_and_repair"]
+
+# No -x: every test runs, so the tests that passed are known; -rA lists them (`PASSED <node id>`).
+SMOKE_COMMAND = ["python3", "-m", "pytest", "-q", "-rA"]
+PURPOSE = "repair"
+REQUIREMENTS = "requirements.txt"
+
+# The prompt must fit a 4096-token context with room for the answer, which repeats whole files:
+# at most about 2,000 tokens of prompt leave as many for the answer.
+FILES_BUDGET_CHARS = 4_000
+ERROR_BUDGET_CHARS = 1_500
+FAILURES_SHOWN = 3
+ATTEMPTS_SHOWN = 2
+ATTEMPT_CHARS = 300
+MESSAGE_CHARS = 500
+CODE_CHARS = 200
+# What the record keeps of the model's own words (a refused path) and of a failure in a reason.
+ANSWER_PATH_CHARS = 200
+REASON_MESSAGE_CHARS = 300
+
+_PASSED_RE = re.compile(r"^PASSED (?P<node>\S+\.py::.*\S)\s*$", re.MULTILINE)
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+SYSTEM_PROMPT = """\
+You repair a Python repository whose tests fail. You are given the failure (error class, message,
+the stack frames that matter, a suggested fix) and the whole text of each file you may change.
+Answer with the complete new text of every file you change, under its path exactly as given, and
+leave out the files you do not change. Change as little as fixes the failure, keep the passing
+tests passing, and fix the code rather than weakening a test."""
+
+
+@dataclass
+class RepairOutcome:
+    """Where the loop ended: the reason says why (the bound, the failure, a run or the LLM that
+    failed); `image` is the image the runs used."""
+
+    outcome: Literal["passed", "needs-human"]
+    reason: str
+    rounds: list[RepairRound]
+    image: str | None = None
+
+
+@dataclass
+class _Run:
+    """The last run of the files as they are on disk: what the next repair starts from."""
+
+    result: SmokeResult
+    passed: list[str]
+
+
+def run_and_repair(
+    repo: Path,
+    client: LLMClient | None,
+    settings: SandboxSettings,
+    *,
+    max_rounds: int,
+    rounds: list[RepairRound] | None = None,
+    on_progress: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> RepairOutcome:
+    """Runs the repository's tests (with `settings`, the command replaced by SMOKE_COMMAND) and
+    repairs them with `client` for at most `max_rounds` rounds, counting those in `rounds` (a
+    resumed record, appended to in place). See the module's docstring for the rules."""
+    loop = _Loop(
+        repo=Path(repo).resolve(),
+        client=client,
+        settings=settings.model_copy(update={"command": list(SMOKE_COMMAND)}),
+        rounds=[] if rounds is None else rounds,
+        say=on_progress or (lambda _line: None),
+        cancel=cancel,
+    )
+    return loop.run(max_rounds)
+
+
+@dataclass
+class _Loop:
+    repo: Path
+    client: LLMClient | None
+    settings: SandboxSettings
+    rounds: list[RepairRound]
+    say: Callable[[str], None]
+    cancel: threading.Event | None
+    image: str | None = None
+    # Answers reverted or unusable since the files last changed, for the next prompt.
+    attempts: list[str] = field(default_factory=list)
+
+    def run(self, max_rounds: int) -> RepairOutcome:
+        number = self.rounds[-1].number + 1 if self.rounds else 0
+        current = self._run_alone(number, rerun=bool(self.rounds))
+        while True:
+            result = current.result
+            if result.status == "error":
+                return self._needs_human(result.message or "the smoke run could not be made")
+            if result.status == "passed":
+                used = _repairs_used(self.rounds)
+                after = f" after {_count(used, 'repair round')}" if used else " with no repair"
+                return RepairOutcome("passed", "the smoke test passed" + after, self.rounds, self.image)
+            if self.client is None:
+                fails = _last_failure(result)
+                return self._needs_human(f"no LLM is configured to repair it; the smoke test fails: {fails}")
+            used = _repairs_used(self.rounds)
+            if used >= max_rounds:
+                return self._needs_human(
+                    f"the repair bound of {_count(max_rounds, 'round')} (max_rounds) is reached ({used} used) "
+                    f"and the smoke test still fails: {_last_failure(result)}"
+                )
+            if self.cancel is not None and self.cancel.is_set():
+                return self._needs_human("cancelled")
+            failures = result.failures[:FAILURES_SHOWN]
+            implicated = _implicated(self.repo, failures)
+            shown = _shown_files(self.repo, implicated)
+            if not shown:
+                what = f"only files too long to show the model ({', '.join(implicated)})" if implicated else "no file"
+                fails = _last_failure(result)
+                return self._needs_human(f"the failure points at {what}, so nothing can be repaired: {fails}")
+            number += 1
+            left_out = [name for name in implicated if name not in shown]
+            current, stop = self._repair(self.client, number, current, failures, shown, left_out)
+            if stop is not None:
+                return self._needs_human(stop)
+
+    def _needs_human(self, reason: str) -> RepairOutcome:
+        return RepairOutcome("needs-human", reason, self.rounds, self.image)
+
+    def _smoke(self, number: int) -> _Run:
+        result = run_smoke(self.repo, self.settings, cancel=self.cancel)
+        self.image = result.image or self.image
+        run = _Run(result, _passed_tests(result.output))
+        self.say(f"run {number}: {_summary(run)}")
+        return run
+
+    def _run_alone(self, number: int, *, rerun: bool) -> _Run:
+        started = time.monotonic()
+        run = self._smoke(number)
+        what = "a rerun of the files as they are, before repairing again" if rerun else "the first run"
+        self.rounds.append(_round(number, run, started, outcome=run.result.status, message=f"{what}: {run.result.message}"))
+        return run
+
+    def _repair(
+        self,
+        client: LLMClient,
+        number: int,
+        current: _Run,
+        failures: list[SmokeFailure],
+        shown: dict[str, str],
+        left_out: list[str],
+    ) -> tuple[_Run, str | None]:
+        """One repair round, recorded: the run the next round starts from, and why the loop must
+        stop (None to go on)."""
+        started = time.monotonic()
+        implicated = list(shown)
+        notes = [f"left out of the prompt, too long: {', '.join(left_out)}"] if left_out else []
+        self.say(f"repair {number}: asking the model about {', '.join(implicated)}")
+        try:
+            messages = _messages(failures, shown, self.attempts[-ATTEMPTS_SHOWN:])
+            answer = client.structured(messages, RepairAnswer, purpose=PURPOSE)
+        except LLMError as err:
+            self.say(f"repair {number}: no answer ({err})")
+            record = _round(number, current, started, outcome="error", message=str(err), implicated=implicated)
+            self.rounds.append(record)
+            return current, str(err)
+        changes, refused, skipped = _usable_changes(self.repo, answer, shown)
+        unusable = ([f"refused (not implicated): {', '.join(refused)}"] if refused else []) + skipped
+        notes += unusable
+        tried = {"implicated": implicated, "refused": refused}
+        if not changes:
+            self.say(f"repair {number}: no usable change")
+            self.attempts.append("an answer with no usable change" + (f" ({'; '.join(unusable)})" if unusable else ""))
+            message = "; ".join(["no usable change, so no run", *notes])
+            self.rounds.append(_round(number, current, started, outcome="no-patch", message=message, **tried))
+            return current, None
+
+        old = {name: _bytes_of(self.repo / name) for name in changes}
+        tried |= {"changed": list(changes), "patch": _unified_diff(shown, old, changes)}
+        try:
+            for name, text in changes.items():
+                write_atomically(self.repo / name, text)
+        except OSError as err:
+            _restore(self.repo, old)
+            message = f"the changes could not be written ({err.strerror or err}); the files are as they were"
+            self.rounds.append(_round(number, current, started, outcome="error", message=message, **tried))
+            return current, message
+
+        run = self._smoke(number)
+        still_passing = set(run.passed)
+        lost = [test for test in current.passed if test not in still_passing]
+        if run.result.status == "error" or lost:
+            _restore(self.repo, old)
+            if run.result.status == "error":
+                why = f"the run could not be made ({run.result.message})"
+            else:
+                why = f"{lost[0]} passed before and no longer does{_more(lost)}"
+            self.say(f"repair {number}: reverted, {why}")
+            self.attempts.append(f"a change to {', '.join(changes)}, undone: {why}")
+            message = "; ".join([f"reverted: {why}", *notes])
+            self.rounds.append(_round(number, run, started, outcome="reverted", message=message, **tried))
+            return current, run.result.message if run.result.status == "error" else None
+        self.say(f"repair {number}: patched {', '.join(changes)}")
+        self.attempts.clear()
+        message = "; ".join([run.result.message, *notes])
+        self.rounds.append(_round(number, run, started, outcome="patched", message=message, **tried))
+        return run, None
+
+
+def _round(number: int, run: _Run, started: float, *, outcome: str, message: str, **tried) -> RepairRound:
+    """A round's record; its smoke fields are `run`'s, and `tried` is what its repair did."""
+    return RepairRound(
+        number=number,
+        smoke_status=run.result.status,
+        failures=run.result.failures,
+        passed_tests=run.passed,
+        outcome=outcome,
+        message=message,
+        seconds=round(time.monotonic() - started, 3),
+        **tried,
+    )
+
+
+def _repairs_used(rounds: list[RepairRound]) -> int:
+    """The rounds that asked the model. Only they have implicated files: the model is never asked
+    about a failure that implicates none, and a run alone implicates nothing."""
+    return sum(1 for round_ in rounds if round_.number > 0 and round_.implicated)
+
+
+# -- what a run says -------------------------------------------------------------------------------
+
+
+def _passed_tests(output: str) -> list[str]:
+    return [match["node"] for match in _PASSED_RE.finditer(_ANSI_RE.sub("", output))]
+
+
+def _summary(run: _Run) -> str:
+    result = run.result
+    if result.status == "passed":
+        return f"passed ({len(run.passed)} tests)"
+    if result.status == "error":
+        return f"could not be made: {result.message}"
+    first = f" ({_where_and_class(result.failures[0])})" if result.failures else ""
+    return f"{len(result.failures)} failed{first}, {len(run.passed)} passed"
+
+
+def _where_and_class(failure: SmokeFailure) -> str:
+    return f"{failure.error_class} at {_where(failure)}"
+
+
+def _where(failure: SmokeFailure) -> str:
+    if failure.location is not None:
+        return f"{failure.location.file}:{failure.location.line + 1}"
+    return failure.test or "no line of the repository"
+
+
+def _last_failure(result: SmokeResult) -> str:
+    """One line for a reason: the first failure's class, message and file:line."""
+    if not result.failures:
+        return result.message
+    first = result.failures[0]
+    message = _clip(" ".join(first.message.split()), REASON_MESSAGE_CHARS)  # one line, however many it had
+    if first.exception and not message.startswith(first.exception):
+        message = f"{first.exception}: {message}"
+    return f"{_where_and_class(first)}: {message}{_more(result.failures)}"
+
+
+def _more(items: list) -> str:
+    return f" (+{len(items) - 1} more)" if len(items) > 1 else ""
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- what the model is shown ------------------------------------------------------------------------
+
+
+def _implicated(repo: Path, failures: list[SmokeFailure]) -> list[str]:
+    """The repository's files the failures point at, each raising site first, then the frames
+    outward; `requirements.txt` too for a missing dependency."""
+    files: list[str] = []
+    for failure in failures:
+        named = [failure.location.file] if failure.location is not None else []
+        named += [frame.file for frame in reversed(failure.frames) if frame.in_workspace]
+        if failure.error_class == "missing-dependency":
+            named.append(REQUIREMENTS)
+        for name in named:
+            inside = _inside(repo, name)
+            if inside is not None and inside not in files:
+                files.append(inside)
+    return files
+
+
+def _shown_files(repo: Path, implicated: list[str]) -> dict[str, str]:
+    """The implicated files' texts that fit the budget, in order. A file longer than what is left
+    is left out rather than cut: the model must answer with whole texts."""
+    shown: dict[str, str] = {}
+    used = 0
+    for name in implicated:
+        path = repo / name
+        try:
+            if path.is_file():
+                text = path.read_text(encoding="utf-8")
+            elif name == REQUIREMENTS and not path.exists():
+                text = ""  # the repair may create it
+            else:
+                continue
+        except (OSError, UnicodeDecodeError):
+            continue
+        if used + len(text) > FILES_BUDGET_CHARS:
+            continue
+        shown[name] = text
+        used += len(text)
+    return shown
+
+
+def _messages(failures: list[SmokeFailure], shown: dict[str, str], attempts: list[str]) -> list[dict[str, str]]:
+    files = "\n\n".join(f"=== {name} ===\n{text.rstrip()}\n=== end of {name} ===" for name, text in shown.items())
+    error = _clip(_error_text(failures), ERROR_BUDGET_CHARS)
+    content = f"The tests (python3 -m pytest) fail:\n\n{error}\n\n"
+    if attempts:
+        tried = "\n".join(f"- {_clip(attempt, ATTEMPT_CHARS)}" for attempt in attempts)
+        content += f"Earlier answers to this failure that did not help (do not repeat them):\n{tried}\n\n"
+    content += f"The files you may change:\n\n{files}"
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": content}]
+
+
+def _error_text(failures: list[SmokeFailure]) -> str:
+    """The structured error: never the whole log, only what the failures say."""
+    blocks = []
+    for index, failure in enumerate(failures, 1):
+        lines = [f"{index}. {failure.error_class}" + (f" in {failure.test}" if failure.test else "")]
+        message = _clip(failure.message.strip(), MESSAGE_CHARS)
+        if failure.exception and not message.startswith(failure.exception):
+            message = f"{failure.exception}: {message}"
+        lines.append(f"   {message}")
+        for frame in failure.frames:
+            code = f": {_clip(frame.code.strip(), CODE_CHARS)}" if frame.code else ""
+            function = f" in {frame.function}" if frame.function else ""
+            lines.append(f"   at {frame.file}:{frame.line + 1}{function}{code}")
+        if failure.suggestion:
+            lines.append(f"   suggested fix: {failure.suggestion}")
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
+
+
+# -- what the model answers -------------------------------------------------------------------------
+
+
+def _usable_changes(
+    repo: Path, answer: RepairAnswer, shown: dict[str, str]
+) -> tuple[dict[str, str], list[str], list[str]]:
+    """(the new texts to write by path, the refused paths as answered, why other texts were skipped)."""
+    changes: dict[str, str] = {}
+    refused: list[str] = []
+    skipped: list[str] = []
+    for change in answer.files:
+        path = _inside(repo, change.path.strip().replace("\\", "/"))
+        if path is None or path not in shown:
+            answered = _clip(change.path, ANSWER_PATH_CHARS)
+            if answered not in refused:
+                refused.append(answered)
+            continue
+        if path in changes:  # the first text given for a file counts
+            continue
+        text = code_of(FileText(content=change.content))
+        if text.rstrip() == shown[path].rstrip():
+            continue
+        if path.endswith(".py") and (problem := _syntax_problem(text)) is not None:
+            skipped.append(f"{path}: the new text does not parse ({problem})")
+            continue
+        changes[path] = text
+    return changes, refused, skipped
+
+
+def _inside(repo: Path, name: str) -> str | None:
+    """`name` as a normalised path relative to the repository, or None when it leaves it (absolute,
+    `..`, or a symbolic link out)."""
+    if not name or name.startswith("/"):
+        return None
+    normal = posixpath.normpath(name)
+    if normal in (".", "..") or normal.startswith("../"):
+        return None
+    try:
+        resolved = (repo / normal).resolve()
+    except (OSError, RuntimeError, ValueError):  # a symbolic link loop, a null byte
+        return None
+    return normal if resolved.is_relative_to(repo) else None
+
+
+def _syntax_problem(text: str) -> str | None:
+    try:
+        ast.parse(text)
+    except SyntaxError as err:
+        return f"line {err.lineno}: {err.msg}"
+    except ValueError as err:  # e.g. a null byte
+        return str(err)
+    return None
+
+
+# -- writing and undoing ----------------------------------------------------------------------------
+
+
+def _bytes_of(path: Path) -> bytes | None:
+    """The file's bytes, kept to restore it; None when it does not exist yet."""
+    return path.read_bytes() if path.exists() else None
+
+
+def _restore(repo: Path, old: dict[str, bytes | None]) -> None:
+    """The kept bytes back, byte for byte; a file the repair created is removed."""
+    for name, data in old.items():
+        if data is None:
+            (repo / name).unlink(missing_ok=True)
+        else:
+            write_atomically(repo / name, data)
+
+
+def _unified_diff(shown: dict[str, str], old: dict[str, bytes | None], changes: dict[str, str]) -> str:
+    lines: list[str] = []
+    for name, text in changes.items():
+        before = "/dev/null" if old[name] is None else f"a/{name}"
+        diff = difflib.unified_diff(
+            shown[name].splitlines(keepends=True), text.splitlines(keepends=True), fromfile=before, tofile=f"b/{name}"
+        )
+        lines.extend(line if line.endswith("\n") else line + "\n" for line in diff)
+    return "".join(lines)

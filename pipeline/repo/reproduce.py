@@ -1,0 +1,163 @@
+"""`paperlens reproduce PAPER --out DIR`: plan → scaffold → generate → pin → run and repair, with
+progress and a record (`DIR/.paperlens/reproduce.json`) saved after every step and every generated
+file, so an interrupted run goes on where it stopped: a step recorded as done is not redone.
+
+Without an LLM endpoint the chain still runs: the modules stay the scaffold's stubs, and a failing
+smoke run is handed to a human at once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ...schemas import SandboxSettings
+from ...schemas.repo import (
+    GeneratedFile,
+    ReproduceRecord,
+    StepName,
+    StepRecord,
+    TokenUsage,
+)
+from ..errors import UserError
+from ..files import write_atomically
+from ..llm import LLMClient, LLMError, LLMUnavailable
+from .generate import generate_modules
+from .pin import pin
+from .plan import Paper, plan_repository
+from .repair import run_and_repair
+from .skeleton import write_skeleton
+
+RECORD_PATH = Path(".paperlens") / "reproduce.json"
+STEPS: tuple[StepName, ...] = ("plan", "scaffold", "generate", "pin", "run")
+DEFAULT_MAX_ROUNDS = 3
+
+Progress = Callable[[str], None]
+
+
+def load_record(out: Path) -> ReproduceRecord | None:
+    path = Path(out) / RECORD_PATH
+    try:
+        return ReproduceRecord.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, ValidationError) as err:
+        raise UserError(f"{path}: not a reproduce record paperlens can resume ({str(err).splitlines()[0]}); "
+                        "move it away to start over") from None  # fmt: skip
+
+
+def save_record(out: Path, record: ReproduceRecord) -> None:
+    write_atomically(Path(out) / RECORD_PATH, record.model_dump_json(indent=2) + "\n")
+
+
+def reproduce(
+    paper: Paper,
+    out: Path,
+    *,
+    client: LLMClient | None,
+    sandbox: SandboxSettings,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    on_progress: Progress | None = None,
+) -> ReproduceRecord:
+    """Runs every step not yet done; returns (and has saved) the record."""
+    out = Path(out)
+    say = on_progress or (lambda _line: None)
+    record = load_record(out) or ReproduceRecord(
+        paper=paper.path, steps=[StepRecord(name=name) for name in STEPS], max_rounds=max_rounds
+    )
+    record.max_rounds = max_rounds
+    steps = {step.name: step for step in record.steps}
+    if record.outcome == "needs-human":  # resumed after a human's turn: run (and repair) again
+        steps["run"].status = "pending" if steps["run"].status == "done" else steps["run"].status
+        record.outcome, record.reason = "in-progress", ""
+    usage_before = record.usage.model_copy()
+
+    def account() -> None:
+        if client is not None:
+            record.usage = TokenUsage(
+                prompt_tokens=usage_before.prompt_tokens + client.usage.prompt_tokens,
+                completion_tokens=usage_before.completion_tokens + client.usage.completion_tokens,
+                requests=usage_before.requests + client.usage.requests,
+            )
+
+    def run_step(name: StepName, action: Callable[[], str]) -> bool:
+        step = steps[name]
+        if step.status == "done":
+            say(f"{name}: done before, skipped")
+            return True
+        say(f"{name}…")
+        started = time.monotonic()
+        try:
+            step.message, step.status = action(), "done"
+        except (LLMError, UserError) as err:
+            step.message, step.status = str(err), "failed"
+            record.outcome, record.reason = "needs-human", f"the {name} step failed: {err}"
+        step.seconds = round(step.seconds + time.monotonic() - started, 2)
+        account()
+        save_record(out, record)
+        say(f"{name}: {step.message}")
+        return step.status == "done"
+
+    def plan_step() -> str:
+        record.plan = plan_repository(paper.spec, paper.readiness, paper.decisions, paper_path=paper.path)
+        blocking = sum(item.blocking for item in record.plan.open_items)
+        return (f"{len(record.plan.files)} files, {len(record.plan.config)} config values with provenance, "
+                f"{len(record.plan.open_items)} open items ({blocking} blocking)")  # fmt: skip
+
+    def scaffold_step() -> str:
+        written = write_skeleton(record.plan, paper.spec, paper.readiness, out, on_progress=say, resume=True)
+        return f"{len(written)} files written"
+
+    def generate_step() -> str:
+        if client is None:
+            return "no LLM endpoint configured: the modules stay the scaffold's stubs"
+        done = {generated.path for generated in record.generated}
+        modules = [f.path for f in record.plan.files if f.role == "module"]
+        for number, path in enumerate(modules, 1):
+            if path in done:
+                continue
+            say(f"generate {number}/{len(modules)}: {path}")
+            try:
+                record.generated += generate_modules(out, record.plan, paper.spec, client, decisions=paper.decisions, only=[path])
+            except LLMUnavailable:
+                raise  # nothing more can be asked now: the step fails and a rerun resumes here
+            except LLMError as err:  # one module's answers were unusable (cut off, never valid): its stub stays
+                record.generated.append(GeneratedFile(path=path, status="kept-scaffold", attempts=0, problems=[str(err)]))
+            account()
+            save_record(out, record)
+        kept = sum(g.status == "generated" for g in record.generated)
+        return f"{kept} of {len(modules)} modules generated, the others kept as stubs"
+
+    def pin_step() -> str:
+        record.pin = pin(out, sandbox)
+        return record.pin.message or f"{len(record.pin.distributions)} distributions locked in {record.pin.lock_file}"
+
+    def run_step_action() -> str:
+        result = run_and_repair(out, client, sandbox, max_rounds=max_rounds, rounds=record.rounds, on_progress=say)
+        record.rounds, record.image = result.rounds, result.image
+        record.outcome, record.reason = result.outcome, result.reason
+        return f"{result.outcome} after {len(result.rounds)} round(s)" + (f": {result.reason}" if result.reason else "")
+
+    for name, action in (("plan", plan_step), ("scaffold", scaffold_step), ("generate", generate_step),
+                         ("pin", pin_step), ("run", run_step_action)):  # fmt: skip
+        if not run_step(name, action):
+            return record
+    record.reason = " ".join(part for part in (record.reason, _still_open(record)) if part)
+    save_record(out, record)
+    return record
+
+
+def _still_open(record: ReproduceRecord) -> str:
+    """What a passing smoke run does not say: stubs left and blocking open items."""
+    notes = []
+    stubs = [g.path for g in record.generated if g.status == "kept-scaffold"]
+    if not record.generated and record.plan:
+        stubs = [f.path for f in record.plan.files if f.role == "module"]
+    if stubs:
+        notes.append(f"{len(stubs)} module(s) are still stubs.")
+    if record.plan and (blocking := [i for i in record.plan.open_items if i.blocking]):
+        notes.append(f"{len(blocking)} blocking open item(s) must be settled before a faithful full run (see config.toml).")
+    return " ".join(notes)

@@ -1,0 +1,117 @@
+"""`paperlens reproduce`: the whole chain (plan → scaffold → generate → pin → run and repair) on the
+bundled example, in the real sandbox — without an LLM, with an unreachable one (then resumed), with
+recorded answers, and against the real local LLM (a tiny model: the chain must stay correct, bounded
+and honest, whatever it writes)."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from paperlens.pipeline.cli import main
+from paperlens.pipeline.ingest import read_paper
+from paperlens.pipeline.llm import LLMClient
+from paperlens.pipeline.readiness import assess
+from paperlens.pipeline.repo.plan import Paper, paper_path_from
+from paperlens.pipeline.repo.reproduce import RECORD_PATH, load_record, reproduce
+from paperlens.schemas import LLMSettings, SandboxSettings
+
+from .conftest import EXAMPLE_PAPER, needs_docker
+from .local_llm import closed_port_url, recorded
+
+pytestmark = needs_docker
+
+
+def _paper(out: Path) -> Paper:
+    spec = read_paper(EXAMPLE_PAPER)
+    return Paper(spec=spec, readiness=assess(spec), path=paper_path_from(EXAMPLE_PAPER, out))
+
+
+def _module_texts(out: Path, record) -> dict[str, str]:
+    return {f.path: (out / f.path).read_text() for f in record.plan.files if f.role == "module"}
+
+
+def test_without_an_llm_the_chain_scaffolds_pins_and_passes_and_says_what_is_left(tmp_path, capsys):
+    out = tmp_path / "repro"
+    assert main(["reproduce", str(EXAMPLE_PAPER), "--out", str(out), "--no-llm"]) == 0
+    captured = capsys.readouterr()
+    record = load_record(out)
+    assert [(s.name, s.status) for s in record.steps] == [(n, "done") for n in ("plan", "scaffold", "generate", "pin", "run")]
+    assert record.outcome == "passed" and len(record.rounds) == 1 and record.rounds[0].smoke_status == "passed"
+    assert "3 module(s) are still stubs" in record.reason and "3 blocking open item(s)" in record.reason
+    assert record.pin is not None and (out / record.pin.lock_file).read_text().count("==") >= 2  # numpy, pytest
+    assert record.image and record.usage.requests == 0
+    for line in ("plan…", "scaffold 1/", "pin:", "run 0:"):
+        assert line in captured.err, line
+    assert "passed" in captured.out.splitlines()[0]
+    # Run again: every step is done, nothing is redone or rewritten.
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file() and p.name != "reproduce.json"}
+    assert main(["reproduce", str(EXAMPLE_PAPER), "--out", str(out), "--no-llm"]) == 0
+    assert "plan: done before, skipped" in capsys.readouterr().err
+    assert {p: p.stat().st_mtime_ns for p in before} == before
+    assert load_record(out).rounds == record.rounds
+
+
+def test_an_unreachable_llm_stops_at_generate_and_a_rerun_resumes_there(tmp_path):
+    out = tmp_path / "repro"
+    unreachable = LLMClient(LLMSettings(base_url=closed_port_url(), model="m", max_retries=0, timeout_seconds=5))
+    first = reproduce(_paper(out), out, client=unreachable, sandbox=SandboxSettings(), max_rounds=1)
+    statuses = {s.name: s.status for s in first.steps}
+    assert statuses == {"plan": "done", "scaffold": "done", "generate": "failed", "pin": "pending", "run": "pending"}
+    assert first.outcome == "needs-human" and "generate step failed" in first.reason and "cannot reach" in first.reason
+    assert json.loads((out / RECORD_PATH).read_text())["outcome"] == "needs-human"  # saved as it stopped
+    scaffolded = _module_texts(out, first)
+
+    resumed = reproduce(_paper(out), out, client=None, sandbox=SandboxSettings(), max_rounds=1)
+    assert [s.status for s in resumed.steps] == ["done"] * 5
+    assert resumed.outcome == "passed" and _module_texts(out, resumed) == scaffolded
+
+
+def test_recorded_answers_are_checked_and_refused_modules_stay_stubs(tmp_path):
+    """Every answer is a file that does not parse: each module is asked twice, refused, and its
+    stub stays; the chain still runs, counts the tokens and passes the smoke test."""
+    out = tmp_path / "repro"
+    sent: list = []
+    client = LLMClient(
+        LLMSettings(base_url="http://recorded.invalid/v1", model="recorded", cache=False),
+        http_client=recorded(json.dumps({"content": "def broken(:\n"}), sent=sent),
+    )
+    record = reproduce(_paper(out), out, client=client, sandbox=SandboxSettings(), max_rounds=2)
+    modules = [f.path for f in record.plan.files if f.role == "module"]
+    assert [g.path for g in record.generated] == modules
+    asked = [g for g in record.generated if g.attempts]
+    assert asked and all(g.status == "kept-scaffold" and g.attempts == 2 for g in asked)
+    assert all(any("line 1" in problem for problem in g.problems) for g in asked)
+    for path in modules:
+        ast.parse((out / path).read_text())  # never left broken on disk
+    assert record.usage.requests == len(sent) == 2 * len(asked)
+    assert record.usage.prompt_tokens == 11 * len(sent)  # the recorded completions' own counts
+    assert record.outcome == "passed" and record.rounds[-1].smoke_status == "passed"
+
+
+@pytest.mark.usefixtures("local_llm")
+def test_the_chain_against_the_real_local_llm_is_bounded_and_honest(tmp_path, local_llm):
+    out = tmp_path / "repro"
+    # 1536 tokens: room to restate the example's shorter modules (the longest is not asked: it would not fit).
+    client = LLMClient(local_llm.settings(max_output_tokens=1536, timeout_seconds=300, cache=False))
+    record = reproduce(_paper(out), out, client=client, sandbox=SandboxSettings(), max_rounds=1)
+    assert all(s.status in ("done", "failed") for s in record.steps)
+    modules = [f.path for f in record.plan.files if f.role == "module"]
+    if record.steps[2].status == "done":
+        assert [g.path for g in record.generated] == modules
+        assert all(g.status == "generated" or g.problems for g in record.generated)  # a stub kept says why
+    assert record.usage.requests > 0  # the model was really asked
+    for path in modules:
+        ast.parse((out / path).read_text())  # what is on disk parses, generated or not
+    assert record.usage.requests == client.usage.requests and record.usage.completion_tokens == client.usage.completion_tokens
+    repairs = [r for r in record.rounds if r.number > 0 and r.implicated]
+    assert len(repairs) <= record.max_rounds
+    if record.outcome == "passed":
+        assert record.rounds[-1].smoke_status == "passed"
+    else:
+        assert record.outcome == "needs-human" and record.reason
+    saved = load_record(out)
+    assert saved.rounds == record.rounds and saved.generated == record.generated and saved.outcome == record.outcome
