@@ -13,7 +13,7 @@ from lsprotocol import types as lsp
 from paperlens.pipeline.decisions import load_decisions
 from paperlens.pipeline.errors import DecisionsError
 from paperlens.pipeline.llm import LLMError
-from paperlens.pipeline.repo.generate import generate_file
+from paperlens.pipeline.repo.generate import GENERATED_ROLES, generate_file
 from paperlens.pipeline.repo.plan import paper_path_from, plan_repository
 from paperlens.pipeline.repo.skeleton import PLAN_PATH, skeleton_texts
 from paperlens.schemas import PaperSpec, ReadinessReport
@@ -135,7 +135,7 @@ def _planned_module(ls: PaperlensServer, uri: str) -> tuple[Path, RepoPlan, Plan
                 log.warning("%s cannot be read as a plan: %s", plan_file, err)
                 return None
             module = path.relative_to(repository).as_posix()
-            planned = next((f for f in plan.files if f.role == "module" and f.path == module), None)
+            planned = next((f for f in plan.files if f.role in GENERATED_ROLES and f.path == module), None)
             return (repository, plan, planned) if planned is not None else None
     return None
 

@@ -15,6 +15,7 @@ from paperlens.pipeline.cli import main
 from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.llm import LLMClient
 from paperlens.pipeline.readiness import assess
+from paperlens.pipeline.repo.generate import GENERATED_ROLES
 from paperlens.pipeline.repo.plan import Paper, paper_path_from
 from paperlens.pipeline.repo.reproduce import RECORD_PATH, load_record, reproduce
 from paperlens.schemas import LLMSettings, SandboxSettings
@@ -31,7 +32,7 @@ def _paper(out: Path) -> Paper:
 
 
 def _module_texts(out: Path, record) -> dict[str, str]:
-    return {f.path: (out / f.path).read_text() for f in record.plan.files if f.role == "module"}
+    return {f.path: (out / f.path).read_text() for f in record.plan.files if f.role in GENERATED_ROLES}
 
 
 def test_without_an_llm_the_chain_scaffolds_pins_and_passes_and_says_what_is_left(tmp_path, capsys):
@@ -41,7 +42,7 @@ def test_without_an_llm_the_chain_scaffolds_pins_and_passes_and_says_what_is_lef
     record = load_record(out)
     assert [(s.name, s.status) for s in record.steps] == [(n, "done") for n in ("plan", "scaffold", "generate", "pin", "run")]
     assert record.outcome == "passed" and len(record.rounds) == 1 and record.rounds[0].smoke_status == "passed"
-    assert "3 module(s) are still stubs" in record.reason and "3 blocking open item(s)" in record.reason
+    assert "5 file(s) are still stubs" in record.reason and "3 blocking open item(s)" in record.reason
     assert record.pin is not None and (out / record.pin.lock_file).read_text().count("==") >= 2  # numpy, pytest
     assert record.image and record.usage.requests == 0
     for line in ("plan…", "scaffold 1/", "pin:", "run 0:"):
@@ -80,7 +81,7 @@ def test_recorded_answers_are_checked_and_refused_modules_stay_stubs(tmp_path):
         http_client=recorded(json.dumps({"content": "def broken(:\n"}), sent=sent),
     )
     record = reproduce(_paper(out), out, client=client, sandbox=SandboxSettings(), max_rounds=2)
-    modules = [f.path for f in record.plan.files if f.role == "module"]
+    modules = [f.path for f in record.plan.files if f.role in GENERATED_ROLES]
     assert [g.path for g in record.generated] == modules
     asked = [g for g in record.generated if g.attempts]
     assert asked and all(g.status == "kept-scaffold" and g.attempts == 2 for g in asked)
@@ -99,7 +100,7 @@ def test_the_chain_against_the_real_local_llm_is_bounded_and_honest(tmp_path, lo
     client = LLMClient(local_llm.settings(max_output_tokens=1536, timeout_seconds=300, cache=False))
     record = reproduce(_paper(out), out, client=client, sandbox=SandboxSettings(), max_rounds=1)
     assert all(s.status in ("done", "failed") for s in record.steps)
-    modules = [f.path for f in record.plan.files if f.role == "module"]
+    modules = [f.path for f in record.plan.files if f.role in GENERATED_ROLES]
     if record.steps[2].status == "done":
         assert [g.path for g in record.generated] == modules
         assert all(g.status == "generated" or g.problems for g in record.generated)  # a stub kept says why

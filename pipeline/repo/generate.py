@@ -62,6 +62,10 @@ MAX_PROBLEMS_RESTATED = 6  # a re-ask names this many problems at most, each cut
 MAX_PROBLEM_CHARS = 300
 MAX_QUOTED_LINE_CHARS = 80
 
+# The planned files whose stubs the model writes: the method's modules, then the training step and
+# the evaluation that call them (plan order). Data loading stays the user's: it reads files.
+GENERATED_ROLES = ("module", "train", "evaluate")
+
 SYSTEM_PROMPT = """\
 You implement one Python module of a repository that reproduces a research paper. You are given
 the module's current text: functions that still raise NotImplementedError, with docstrings quoting
@@ -137,12 +141,13 @@ def generate_modules(
     only: Collection[str] | None = None,
     on_progress: Callable[[str], None] | None = None,
 ) -> list[GeneratedFile]:
-    """Generate the plan's modules (those in `only`, by path, when given) in plan order, so that a
-    module is written after what it imports, and write each accepted text atomically.
+    """Generate the plan's modules, training step and evaluation (those in `only`, by path, when
+    given) in plan order, so that a file is written after what it imports, and write each accepted
+    text atomically.
 
     An LLMError stops the step and propagates; the files written before it stay."""
     repo = Path(repo)
-    modules = [f for f in plan.files if f.role == "module" and (only is None or f.path in only)]
+    modules = [f for f in plan.files if f.role in GENERATED_ROLES and (only is None or f.path in only)]
     facts = paper_facts(spec, decisions or DecisionsFile())
     records = []
     for number, planned in enumerate(modules, 1):

@@ -25,7 +25,7 @@ from ...schemas.repo import (
 from ..errors import UserError
 from ..files import write_atomically
 from ..llm import LLMClient, LLMError, LLMUnavailable
-from .generate import generate_modules
+from .generate import GENERATED_ROLES, generate_modules
 from .pin import pin
 from .plan import Paper, plan_repository
 from .repair import run_and_repair
@@ -115,7 +115,7 @@ def reproduce(
         if client is None:
             return "no LLM endpoint configured: the modules stay the scaffold's stubs"
         done = {generated.path for generated in record.generated}
-        modules = [f.path for f in record.plan.files if f.role == "module"]
+        modules = [f.path for f in record.plan.files if f.role in GENERATED_ROLES]
         for number, path in enumerate(modules, 1):
             if path in done:
                 continue
@@ -129,7 +129,7 @@ def reproduce(
             account()
             save_record(out, record)
         kept = sum(g.status == "generated" for g in record.generated)
-        return f"{kept} of {len(modules)} modules generated, the others kept as stubs"
+        return f"{kept} of {len(modules)} files generated, the others kept as stubs"
 
     def pin_step() -> str:
         record.pin = pin(out, sandbox)
@@ -145,7 +145,7 @@ def reproduce(
                          ("pin", pin_step), ("run", run_step_action)):  # fmt: skip
         if not run_step(name, action):
             return record
-    record.reason = " ".join(part for part in (record.reason, _still_open(record)) if part)
+    record.reason = " ".join(part.rstrip(".") + "." for part in (record.reason, _still_open(record)) if part)
     save_record(out, record)
     return record
 
@@ -155,9 +155,9 @@ def _still_open(record: ReproduceRecord) -> str:
     notes = []
     stubs = [g.path for g in record.generated if g.status == "kept-scaffold"]
     if not record.generated and record.plan:
-        stubs = [f.path for f in record.plan.files if f.role == "module"]
+        stubs = [f.path for f in record.plan.files if f.role in GENERATED_ROLES]
     if stubs:
-        notes.append(f"{len(stubs)} module(s) are still stubs.")
+        notes.append(f"{len(stubs)} file(s) are still stubs.")
     if record.plan and (blocking := [i for i in record.plan.open_items if i.blocking]):
         notes.append(f"{len(blocking)} blocking open item(s) must be settled before a faithful full run (see config.toml).")
     return " ".join(notes)
