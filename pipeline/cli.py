@@ -14,6 +14,7 @@ from .errors import UserError, WorkspaceError
 from .ingest import read_paper
 from .readiness import assess
 from .readiness.render import render_markdown, render_sarif, render_text
+from .repo import DEFAULT_MAX_ROUNDS
 
 # 1: findings at or above --fail-on (check); 2: unusable input, as argparse's usage errors; 3: a bug.
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -75,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("paper", type=Path, help="the paper: a .tex/.pdf/.md file, or the folder holding it")
     reproduce.add_argument("--out", type=Path, required=True, help="the repository folder; run again to resume")
     _decisions_argument(reproduce)
-    reproduce.add_argument("--max-rounds", type=int, default=3, help="repair rounds before handing over to a human (default: 3)")
+    reproduce.add_argument("--max-rounds", type=int, default=DEFAULT_MAX_ROUNDS,
+                           help=f"repair rounds before handing over to a human (default: {DEFAULT_MAX_ROUNDS})")  # fmt: skip
     reproduce.add_argument("--no-llm", action="store_true", help="no generation or repair, even with an endpoint configured")
     reproduce.add_argument("--image", help="the sandbox's image (default: the repository's Dockerfile, built offline)")
     reproduce.add_argument("--timeout", type=float, help="seconds before a smoke run is killed (default: 120)")
@@ -193,11 +195,9 @@ def run_smoke(args: argparse.Namespace) -> int:
     workspace = args.workspace.resolve()
     if not workspace.is_dir():
         raise WorkspaceError(f"{args.workspace}: not a folder")
-    sandbox = load_settings(workspace).sandbox
-    overrides = {"image": args.image, "timeout_seconds": args.timeout, "mode": "local" if args.local else None}
+    sandbox = _sandbox_settings(load_settings(workspace).sandbox, args)
     if args.command is not None:
-        overrides["command"] = shlex.split(args.command)
-    sandbox = sandbox.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+        sandbox = sandbox.model_copy(update={"command": shlex.split(args.command)})
     set_prewarm(None)  # one run: a container started ahead for a next run would only cost time at exit
     # The run's own output goes to stderr as it comes: progress for a human, while stdout stays the report.
     result = run(workspace, sandbox, on_output=lambda text: print(text, end="", file=sys.stderr, flush=True))
@@ -223,6 +223,9 @@ def _paper_for_repository(args: argparse.Namespace):
     from .decisions import load_decisions
     from .repo.plan import Paper, paper_path_from
 
+    _output_folder(args.out)
+    if args.decisions is not None and not args.decisions.is_dir():
+        raise UserError(f"{args.decisions}: not a folder (--decisions names the folder holding .paperlens/decisions.yaml)")
     spec = read_paper(args.paper)
     if any(p.severity == "error" for p in spec.problems):
         _report_problems(spec)
@@ -236,7 +239,7 @@ def _progress(line: str) -> None:
 
 
 def run_scaffold(args: argparse.Namespace) -> int:
-    from .repo.plan import plan_repository
+    from .repo.plan import plan_repository, provenance_counts
     from .repo.skeleton import write_skeleton
 
     paper = _paper_for_repository(args)
@@ -245,7 +248,7 @@ def run_scaffold(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(plan.model_dump_json(indent=2) + "\n")
         return EXIT_OK
-    provenance = {kind: sum(v.provenance.kind == kind for v in plan.config) for kind in ("paper", "clarification", "assumption")}
+    provenance = provenance_counts(plan)
     blocking = sum(item.blocking for item in plan.open_items)
     lines = [
         f"{args.out}: {len(written)} files scaffolded from “{plan.paper_title}” (package {plan.package})",
@@ -277,8 +280,7 @@ def run_reproduce(args: argparse.Namespace) -> int:
             _progress(f"no LLM: {err}")
     # A resumed repository's own [tool.paperlens.sandbox] settings apply; a new one gets the defaults.
     sandbox = load_settings(args.out.resolve()).sandbox if (args.out / "pyproject.toml").is_file() else SandboxSettings()
-    overrides = {"image": args.image, "timeout_seconds": args.timeout, "mode": "local" if args.local else None}
-    sandbox = sandbox.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    sandbox = _sandbox_settings(sandbox, args)
     set_prewarm(None)  # runs are minutes apart (the LLM answers between them): no container waits for them
     record = reproduce(paper, args.out, client=client, sandbox=sandbox, max_rounds=args.max_rounds, on_progress=_progress)
     if args.format == "json":
@@ -286,6 +288,7 @@ def run_reproduce(args: argparse.Namespace) -> int:
     else:
         usage = record.usage
         lines = [f"{args.out}: {record.outcome}" + (f" — {record.reason}" if record.reason else "")]
+        lines += [f"  still open: {note}" for note in record.still_open]
         lines += [f"  {s.name}: {s.status} ({s.seconds:g} s) {s.message}".rstrip() for s in record.steps]
         lines.append(f"  LLM: {usage.requests} request(s), {usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens")
         lines.append(f"  record: {args.out / '.paperlens' / 'reproduce.json'}")
@@ -306,7 +309,10 @@ def run_align(args: argparse.Namespace) -> int:
     rule = parse_rule(args.rule)
     report = align_metrics(read_reported(args.reported), read_runs(args.runs), rule)
     if args.out:
-        written = write_alignment(report, args.out)
+        try:
+            written = write_alignment(report, _output_folder(args.out))
+        except OSError as err:
+            raise UserError(f"{args.out}: cannot write the report ({err.strerror or err})") from None
         _progress(f"wrote {written}")
     if args.format == "json":
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
@@ -320,6 +326,25 @@ def run_align(args: argparse.Namespace) -> int:
             lines.append(f"  {metric.name}: {metric.verdict} — paper {metric.paper_value:g}, runs {mean} (n={len(metric.values)}): {metric.reason}")
         sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK if report.verdict == "aligned" else EXIT_FINDINGS
+
+
+def _sandbox_settings(settings, args: argparse.Namespace):
+    """The settings with the command line's --image, --timeout and --local on top, validated."""
+    from pydantic import ValidationError
+
+    overrides = {"image": args.image, "timeout_seconds": args.timeout, "mode": "local" if args.local else None}
+    try:
+        return type(settings).model_validate({**settings.model_dump(), **{k: v for k, v in overrides.items() if v is not None}})
+    except ValidationError as err:
+        raise UserError(f"--timeout: {err.errors()[0]['msg']}") from None  # the only override with a range
+
+
+def _output_folder(path: Path) -> Path:
+    """`path`, when it is a folder or can become one."""
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise UserError(f"{existing}: not a folder (--out names a folder, new or existing)")
+    return path
 
 
 def run_index(args: argparse.Namespace) -> int:

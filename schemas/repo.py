@@ -62,7 +62,7 @@ class PlannedFile(Model):
 class ReportedMetric(Model):
     """A result the paper reports, to compare a reproduction's runs with."""
 
-    name: str = Field(description="As the runs' metrics name it, e.g. top1_accuracy.")
+    name: str = Field(description="As the runs' metrics name it, e.g. test_accuracy.")
     value: float
     unit: str | None = Field(default=None, description="'%' when the paper reports a percentage: runs report on the same scale.")
     higher_is_better: bool | None = None
@@ -163,6 +163,7 @@ class ReproduceRecord(Model):
     max_rounds: int = Field(ge=0)
     outcome: Literal["in-progress", "passed", "needs-human"] = "in-progress"
     reason: str = Field(default="", description="Why it needs a human, in one or two sentences.")
+    still_open: list[str] = Field(default_factory=list, description="What a passing smoke run does not say: stubs left, blocking open items.")
     usage: TokenUsage = Field(default_factory=TokenUsage)
 
 

@@ -253,3 +253,15 @@ def test_a_declared_alternative_provides_the_import(tmp_path, monkeypatch):
     record = pin(repo)
     assert [(d.distribution, d.modules) for d in record.distributions] == [("opencv-python-headless", ["cv2"])]
     assert (repo / "requirements.txt").read_text() == "opencv-python-headless\n"  # not opencv-python beside it
+
+
+def test_a_dockerfile_the_user_wrote_is_kept(tmp_path, monkeypatch):
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    mine = "FROM python:3.11-slim\nRUN pip install numpy\n"
+    repo = _repo(tmp_path / "repo", {"model.py": "import numpy\n", "requirements.txt": "numpy\n", "Dockerfile": mine})
+    record = pin(repo)
+    assert (repo / "Dockerfile").read_text() == mine
+    assert "Dockerfile is not paperlens' and is kept as it is" in record.message
+    (repo / "Dockerfile").unlink()
+    pin(repo)
+    assert (repo / "Dockerfile").read_text().startswith("# Written by paperlens pin")

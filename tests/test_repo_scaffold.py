@@ -96,11 +96,70 @@ def test_the_results_the_paper_reports_are_read_from_its_results_section(example
     assert "95.1" in metrics[0].quote and metrics[0].location.file == "sections/experiments.tex"
 
 
+PAPER_WITH_THREE_RATES = """# Lambda
+
+## 1 Method
+
+We train with a learning rate of 0.1 on CIFAR-10, a learning rate of 0.01 on ImageNet and a learning rate of 0.001
+for fine-tuning. We use a weight decay of 0.05.
+
+## 2 Results
+
+The baseline ResNet-18 reaches 93.2% test accuracy, while our method reaches 95.1% test accuracy. It also achieves a
+top-1 accuracy of 80.5% on ImageNet.
+"""
+
+
+def _markdown_paper(tmp_path, text):
+    (tmp_path / "paper.md").write_text(text)
+    spec = read_paper(tmp_path / "paper.md", use_cache=False)
+    return spec, assess(spec)
+
+
+def test_a_setting_stated_with_three_values_is_an_open_item_quoting_each(tmp_path):
+    spec, readiness = _markdown_paper(tmp_path, PAPER_WITH_THREE_RATES)
+    plan = _plan(spec, readiness)
+    assert "learning_rate" not in {v.name for v in plan.config} and {v.name for v in plan.config} == {"weight_decay"}
+    item = next(item for item in plan.open_items if item.setting == "learning_rate")
+    assert item.blocking and [e.quote for e in item.evidence] == [h.text for h in spec.hyperparameters if h.normalized_name == "learning_rate"]
+    assert "0.1" in item.question and "0.01" in item.question and "0.001" in item.question
+
+
+def test_the_methods_result_is_taken_not_the_baselines(tmp_path):
+    spec, _ = _markdown_paper(tmp_path, PAPER_WITH_THREE_RATES)
+    metrics = {m.name: m for m in reported_metrics(spec)}
+    assert metrics["test_accuracy"].value == 95.1 and metrics["top_1_accuracy"].value == 80.5
+    assert metrics["top_1_accuracy"].quote.startswith("It also achieves") and (metrics["top_1_accuracy"].location.line, metrics["top_1_accuracy"].location.end_line) == (9, 10)  # 0-based
+
+
+def test_disagreeing_answers_or_assumptions_leave_the_setting_open(example):
+    spec, readiness = example
+    decisions = DecisionsFile(
+        clarifications=[
+            Clarification(id="q1", question="Batch size?", status="answered", setting="batch_size", answer="128", value=128),
+            Clarification(id="q2", question="Batch size, again?", status="answered", setting="batch_size", answer="256", value=256),
+        ],
+        assumptions=[
+            Assumption(id="a1", setting="epsilon", value="1e-8", reason="PyTorch's default"),
+            Assumption(id="a2", setting="epsilon", value="1e-6", reason="what our codebase uses"),
+            Assumption(id="a3", setting="betas", value="0.9, 0.999", reason=" "),
+        ],
+    )
+    plan = _plan(spec, readiness, decisions)
+    config = {v.name: v for v in plan.config}
+    assert "batch_size" not in config and "epsilon" not in config
+    assert config["betas"].provenance.quote == "assumed 0.9, 0.999 (no reason recorded)"
+    open_settings = {item.setting for item in plan.open_items}
+    assert {"batch_size", "epsilon"} <= open_settings and "betas" not in open_settings
+
+
 def test_package_names_are_importable_and_never_shadow_the_standard_library():
     assert package_name("Tempered Label Mixing for Small Image Classifiers") == "tempered_label_mixing"
     assert package_name("$\\beta$-VAE") == "vae"
     assert package_name("JSON") == "paper_json"
     assert package_name("3D Gaussians") == "paper_3d_gaussians"
+    assert package_name("Lambda") == "paper_lambda"  # a keyword
+    assert package_name("Reproduce") == "paper_reproduce"  # the skeleton's own script
 
 
 def test_scaffold_writes_the_skeleton_and_refuses_to_overwrite(tmp_path, capsys):

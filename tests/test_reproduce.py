@@ -40,9 +40,11 @@ def test_without_an_llm_the_chain_scaffolds_pins_and_passes_and_says_what_is_lef
     assert main(["reproduce", str(EXAMPLE_PAPER), "--out", str(out), "--no-llm"]) == 0
     captured = capsys.readouterr()
     record = load_record(out)
-    assert [(s.name, s.status) for s in record.steps] == [(n, "done") for n in ("plan", "scaffold", "generate", "pin", "run")]
+    # Generate waits for an LLM (pending, and a later run with one does it); the rest is done.
+    statuses = {s.name: s.status for s in record.steps}
+    assert statuses == {"plan": "done", "scaffold": "done", "generate": "pending", "pin": "done", "run": "done"}
     assert record.outcome == "passed" and len(record.rounds) == 1 and record.rounds[0].smoke_status == "passed"
-    assert "5 file(s) are still stubs" in record.reason and "3 blocking open item(s)" in record.reason
+    assert record.still_open[0].startswith("5 file(s) are still stubs") and "3 blocking open item(s)" in record.still_open[1]
     assert record.pin is not None and (out / record.pin.lock_file).read_text().count("==") >= 2  # numpy, pytest
     assert record.image and record.usage.requests == 0
     for line in ("plan…", "scaffold 1/", "pin:", "run 0:"):
@@ -67,7 +69,7 @@ def test_an_unreachable_llm_stops_at_generate_and_a_rerun_resumes_there(tmp_path
     scaffolded = _module_texts(out, first)
 
     resumed = reproduce(_paper(out), out, client=None, sandbox=SandboxSettings(), max_rounds=1)
-    assert [s.status for s in resumed.steps] == ["done"] * 5
+    assert [s.status for s in resumed.steps] == ["done", "done", "pending", "done", "done"]
     assert resumed.outcome == "passed" and _module_texts(out, resumed) == scaffolded
 
 
@@ -116,3 +118,53 @@ def test_the_chain_against_the_real_local_llm_is_bounded_and_honest(tmp_path, lo
         assert record.outcome == "needs-human" and record.reason
     saved = load_record(out)
     assert saved.rounds == record.rounds and saved.generated == record.generated and saved.outcome == record.outcome
+
+
+def test_a_later_run_with_an_llm_generates_and_runs_again_keeping_the_users_edits(tmp_path):
+    out = tmp_path / "repro"
+    assert main(["scaffold", str(EXAMPLE_PAPER), "--out", str(out)]) == 0
+    config = out / "config.toml"
+    config.write_text(config.read_text() + "\n# settled by hand\n")  # as the scaffold's README invites
+    first = reproduce(_paper(out), out, client=None, sandbox=SandboxSettings(), max_rounds=1)
+    assert config.read_text().endswith("# settled by hand\n")  # the user's file is kept, never overwritten
+    assert {s.name: s.status for s in first.steps}["generate"] == "pending"
+    client = LLMClient(
+        LLMSettings(base_url="http://recorded.invalid/v1", model="recorded", cache=False),
+        http_client=recorded(json.dumps({"content": "def broken(:\n"})),
+    )
+    second = reproduce(_paper(out), out, client=client, sandbox=SandboxSettings(), max_rounds=1)
+    assert [s.status for s in second.steps] == ["done"] * 5
+    assert second.generated and second.usage.requests > 0
+    assert len(second.rounds) == 2 and second.rounds[1].number == 1  # the run after generating, numbered on
+
+
+def test_another_paper_into_the_same_folder_is_refused(tmp_path, capsys):
+    out = tmp_path / "repro"
+    assert main(["reproduce", str(EXAMPLE_PAPER), "--out", str(out), "--no-llm"]) == 0
+    other = tmp_path / "other.md"
+    other.write_text("# Other\n\n## 1 Method\n\nWe use a learning rate of 0.1.\n")
+    assert main(["reproduce", str(other), "--out", str(out), "--no-llm"]) == 2
+    assert "holds the reproduction of" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["reproduce", "{paper}", "--out", "{file}", "--no-llm"], "not a folder"),
+        (["scaffold", "{paper}", "--out", "{file}/sub"], "not a folder"),
+        (["reproduce", "{paper}", "--out", "{tmp}/r", "--no-llm", "--timeout", "-5"], "--timeout"),
+        (["reproduce", "{paper}", "--out", "{tmp}/r", "--max-rounds", "-1"], "--max-rounds"),
+        (["align", "{tmp}/runs", "--reported", "{tmp}/reported.yaml", "--out", "{file}"], "not a folder"),
+        (["align", "{tmp}/runs", "--reported", "{tmp}/reported.yaml", "--rule", "within:2"], "absolute:"),
+    ],
+)
+def test_bad_input_is_a_clear_message_and_exit_status_2(tmp_path, capsys, arguments, message):
+    (tmp_path / "afile").write_text("not a folder\n")
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "metrics.json").write_text(json.dumps({"seed": 0, "metrics": {"acc": 0.9}}))
+    (tmp_path / "reported.yaml").write_text("metrics:\n  - {name: acc, value: 0.9}\n")
+    filled = [a.format(paper=EXAMPLE_PAPER, file=tmp_path / "afile", tmp=tmp_path) for a in arguments]
+    assert main(filled) == 2
+    err = capsys.readouterr().err
+    assert message in err and "internal error" not in err
+    assert (tmp_path / "afile").read_text() == "not a folder\n"

@@ -4,3 +4,5 @@ plan (`plan.py`, deterministic) → scaffold (`skeleton.py`, no LLM) → generat
 → pin (`pin.py`) → run and repair (`repair.py`, sandbox + LLM) → align (`align.py`);
 `reproduce.py` chains them with a resumable record in the output folder.
 """
+
+DEFAULT_MAX_ROUNDS = 3  # repair rounds before a reproduction is handed to a human

@@ -43,6 +43,7 @@ from ..sandbox.deps import (
     third_party_imports,
 )
 
+DOCKERFILE_HEADER = "# Written by paperlens pin: the image the smoke runs and the reproduction run in."
 LOCK_FILE = "requirements.lock"  # deps.py reads `requirements*.lock` as a lock file
 REQUIREMENTS_FILE = "requirements.txt"
 DOCKERFILE = "Dockerfile"
@@ -74,7 +75,7 @@ print(json.dumps({"installed": installed, "markers": markers, "pip": importlib.u
 def dockerfile_text(base_image: str, digest: str | None, install: list[PinnedDistribution]) -> str:
     """The repository's Dockerfile: the base image (by digest when known), the sandbox's working
     directory, and a pip install of `requirements.lock` when `install` names what the image lacks."""
-    lines = ["# Written by paperlens pin: the image the smoke runs and the reproduction run in."]
+    lines = [DOCKERFILE_HEADER]
     if digest:
         lines += [f"# {base_image}, pinned by its registry digest: a rebuild starts from the same image.", f"FROM {base_image}@{digest}"]
     else:
@@ -92,6 +93,14 @@ def dockerfile_text(base_image: str, digest: str | None, install: list[PinnedDis
     else:
         lines.append(f"# Every distribution in {LOCK_FILE} is already in the base image: nothing to install.")
     return "\n".join(lines) + "\n"
+
+
+def _written_by_paperlens(dockerfile: Path) -> bool:
+    """Whether the Dockerfile is absent or ours to rewrite (never a user's)."""
+    try:
+        return dockerfile.read_text(encoding="utf-8", errors="replace").startswith(DOCKERFILE_HEADER)
+    except FileNotFoundError:
+        return True
 
 
 @dataclass(frozen=True)
@@ -130,7 +139,10 @@ def pin(repo: Path, settings: SandboxSettings | None = None) -> PinRecord:
     write_atomically(repo / LOCK_FILE, _lock_text(distributions, reference, image))
     if undeclared:
         write_atomically(repo / REQUIREMENTS_FILE, _requirements_text(repo / REQUIREMENTS_FILE, undeclared))
-    write_atomically(repo / DOCKERFILE, dockerfile_text(base_image, digest, install))
+    if _written_by_paperlens(repo / DOCKERFILE):
+        write_atomically(repo / DOCKERFILE, dockerfile_text(base_image, digest, install))
+    else:
+        notes.append(f"{DOCKERFILE} is not paperlens' and is kept as it is: make it install {LOCK_FILE}")
 
     if image is not None:
         notes.append(

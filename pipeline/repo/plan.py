@@ -7,18 +7,19 @@ numbered equations; appendix derivations and background or related-work sections
 method cites what it uses from them). A setting goes into the config when an author's
 answer settles it (clarification), when the paper states it with one value (paper: its first
 statement, quoted and located), or when the team recorded an assumption with a value; a setting the
-paper states with several different values is not chosen between: its gap stays open. Every gap
-the decisions do not settle is an open item, blocking ones first.
+paper states with several different values is not chosen between, nor are disagreeing answers or
+assumptions: the setting is an open item. Every gap the config does not settle is an open item,
+blocking ones first.
 """
 
 from __future__ import annotations
 
+import keyword
 import math
 import os
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,8 @@ from ...schemas.repo import (
     ReportedMetric,
 )
 from ..decisions import DECISIONS_PATH
+from ..extract.sentences import split_sentences
+from ..ingest.positions import span_location
 from ..readiness.finders import DISCUSSION_SECTION
 from ..scaffold import module_outline, scaffold_targets
 
@@ -55,6 +58,9 @@ _REPORTED = re.compile(
     re.IGNORECASE,
 )
 LOWER_IS_BETTER = ("error", "perplexity")
+OTHER_METHOD = re.compile(r"\bbaselines?\b|\bprior\b|\bprevious(?:ly)?\b|\bexisting\b|\bstate[- ]of[- ]the[- ]art\b|\bsota\b", re.IGNORECASE)
+# What the skeleton itself names: no package or module of the paper's may take these.
+RESERVED_NAMES = frozenset({"reproduce", "config", "data", "train", "evaluate", "tests", "test", "paperlens", "conftest"})
 
 
 def paper_path_from(paper: Path, out: Path) -> str:
@@ -80,8 +86,8 @@ def plan_repository(
 ) -> RepoPlan:
     package = package_name(spec.title or "paper")
     modules = _module_files(spec, package)
-    config = _config(spec, decisions)
-    settled = {value.name for value in config}
+    config, contested = _config(spec, decisions)
+    settled = {value.name for value in config if value.provenance.kind != "paper"}  # what the decisions settle
     files = [
         PlannedFile(path="pyproject.toml", role="config", purpose="Test settings and where the paper is, for `paperlens check`."),
         PlannedFile(path="config.toml", role="config", purpose="Every value the run uses, each with its provenance; the open items."),
@@ -140,9 +146,14 @@ def plan_repository(
         package=package,
         files=files,
         config=config,
-        open_items=_open_items(readiness, decisions, settled),
+        open_items=_open_items(readiness, settled, contested),
         metrics=reported_metrics(spec),
     )
+
+
+def provenance_counts(plan: RepoPlan) -> dict[str, int]:
+    """How many config values come from the paper, from answers, from assumptions."""
+    return {kind: sum(v.provenance.kind == kind for v in plan.config) for kind in ("paper", "clarification", "assumption")}
 
 
 def package_name(title: str) -> str:
@@ -151,13 +162,15 @@ def package_name(title: str) -> str:
     stop = {"a", "an", "the", "of", "for", "with", "on", "in", "to", "via", "by", "and", "is", "are", "we", "our"}
     words = [w for w in re.findall(r"[a-z0-9]+", ascii_title.lower()) if w not in stop][:PACKAGE_WORDS]
     name = "_".join(words)
-    if not name or not name[0].isalpha() or name in sys.stdlib_module_names or name in {"tests", "test", "paperlens"}:
+    taken = name in sys.stdlib_module_names or name in RESERVED_NAMES or keyword.iskeyword(name)
+    if not name or not name[0].isalpha() or taken:
         name = f"paper_{name}".rstrip("_")
     return name
 
 
 def _module_files(spec: PaperSpec, package: str) -> list[PlannedFile]:
-    targets = [target for target, _label in scaffold_targets(spec)]
+    labels = dict(scaffold_targets(spec))
+    targets = list(labels)
     sections = {s.id: s for s in spec.sections}
     chosen = []
     for target in targets:
@@ -165,23 +178,22 @@ def _module_files(spec: PaperSpec, package: str) -> list[PlannedFile]:
         if section is None:
             chosen.append(target)  # an algorithm
             continue
-        deeper = [t for t in targets if t in sections and t != target and _inside(spec, sections[t], section)]
+        deeper = [t for t in targets if t in sections and t != target and _is_subsection(spec, sections[t], section)]
         if not section.appendix and not deeper and not DISCUSSION_SECTION.search(section.title):
             chosen.append(target)
     files, taken = [], set()
     for target in chosen:
         name, equations = module_outline(spec, target)
         unique, number = name, 1
-        while unique in taken or unique in {"config", "data", "train", "evaluate"}:
+        while unique in taken or unique in RESERVED_NAMES:
             number += 1
             unique = f"{name}_{number}"
         taken.add(unique)
-        label = next(label for t, label in scaffold_targets(spec) if t == target)
         files.append(
             PlannedFile(
                 path=f"{package}/{unique}.py",
                 role="module",
-                purpose=f"{label}: a function per equation, raising NotImplementedError until written.",
+                purpose=f"{labels[target]}: a function per equation, raising NotImplementedError until written.",
                 source=target,
                 equations=equations,
             )
@@ -189,7 +201,7 @@ def _module_files(spec: PaperSpec, package: str) -> list[PlannedFile]:
     return files
 
 
-def _inside(spec: PaperSpec, inner, outer) -> bool:
+def _is_subsection(spec: PaperSpec, inner, outer) -> bool:
     """Whether section `inner` is a subsection of `outer` (it follows it, deeper, before the next
     heading at `outer`'s level)."""
     order = [s.id for s in spec.sections]
@@ -206,28 +218,47 @@ def _test_path(module_path: str) -> str:
 # -- the config --------------------------------------------------------------------------------------
 
 
-def _config(spec: PaperSpec, decisions: DecisionsFile) -> list[ConfigValue]:
+def _config(spec: PaperSpec, decisions: DecisionsFile) -> tuple[list[ConfigValue], list[OpenItem]]:
+    """The config's values, and the settings left open because their sources disagree: answers
+    that differ, assumptions that differ, or a paper stating several values."""
     decisions_location = Location(file=DECISIONS_PATH.as_posix())
     values: dict[str, ConfigValue] = {}
+    contested: list[OpenItem] = []
+
+    def disagree(setting: str, shown: list[str], evidence: list[Evidence], what: str) -> None:
+        listed = ", ".join(shown[:-1]) + f" and {shown[-1]}"
+        question = f"{what} {setting} = {listed}. Which one was used for the reported results?"
+        contested.append(OpenItem(id=f"several-values:{setting}", setting=setting, question=question, blocking=True, evidence=evidence))
+
+    answered: dict[str, list] = {}
     for clarification in decisions.clarifications:
         if clarification.status == "answered" and clarification.setting and clarification.value is not None:
-            quote = f"Answer to “{clarification.question}”: {clarification.answer or clarification.value}"
-            if clarification.source:
-                quote += f" ({clarification.source})"
-            values[clarification.setting] = ConfigValue(
-                name=clarification.setting,
-                value=clarification.value,
-                shown=str(clarification.value),
-                component=clarification.component,
-                provenance=Provenance(kind="clarification", quote=quote, location=decisions_location, decision_id=clarification.id),
-            )
+            answered.setdefault(clarification.setting, []).append(clarification)
+    for setting, answers in answered.items():
+        quotes = [f"Answer to “{c.question}”: {c.answer or c.value}" + (f" ({c.source})" if c.source else "") for c in answers]
+        if len({_key(c.value) for c in answers}) > 1:
+            disagree(setting, [str(c.value) for c in answers], [Evidence(quote=q, location=decisions_location) for q in quotes],
+                     "The recorded answers give")  # fmt: skip
+            continue
+        first = answers[0]
+        values[setting] = ConfigValue(
+            name=setting,
+            value=first.value,
+            shown=str(first.value),
+            component=first.component,
+            provenance=Provenance(kind="clarification", quote=quotes[0], location=decisions_location, decision_id=first.id),
+        )
     statements: dict[str, list[Hyperparameter]] = {}
     for stated in spec.hyperparameters:
         if not isinstance(stated.value, float) or math.isfinite(stated.value):
             statements.setdefault(stated.normalized_name, []).append(stated)
     for name, stated in statements.items():
-        if name in values or len({_key(s.value) for s in stated}) > 1:
-            continue  # answered already, or stated with several values: left open, never chosen between
+        if name in answered:
+            continue  # an answer outranks the text, and disagreeing answers stay open
+        if len({_key(s.value) for s in stated}) > 1:  # never chosen between
+            shown = [f"{s.raw_value} ({s.location.short()})" for s in stated]
+            disagree(name, shown, [Evidence(quote=s.text, location=s.location) for s in stated], "The paper gives")
+            continue
         first = stated[0]
         values[name] = ConfigValue(
             name=name,
@@ -237,20 +268,33 @@ def _config(spec: PaperSpec, decisions: DecisionsFile) -> list[ConfigValue]:
             component=first.component,
             provenance=Provenance(kind="paper", quote=first.text, location=first.location),
         )
+    assumed: dict[str, list] = {}
     for assumption in decisions.assumptions:
-        if assumption.setting not in values and assumption.value is not None:
-            values[assumption.setting] = ConfigValue(
-                name=assumption.setting,
-                value=_number_or_text(assumption.value),
-                shown=assumption.value,
-                component=assumption.component,
-                provenance=Provenance(kind="assumption", quote=assumption.reason, location=decisions_location, decision_id=assumption.id),
-            )
-    return sorted(values.values(), key=lambda v: v.name)
+        if assumption.value is not None and assumption.setting not in values and assumption.setting not in answered:
+            assumed.setdefault(assumption.setting, []).append(assumption)
+    for setting, assumptions in assumed.items():
+        if setting in statements:
+            continue  # the paper's several values: an assumption does not pick one
+        reasons = [a.reason.strip() or f"assumed {a.value} (no reason recorded)" for a in assumptions]
+        if len({_key(_number_or_text(a.value)) for a in assumptions}) > 1:
+            disagree(setting, [a.value for a in assumptions], [Evidence(quote=r, location=decisions_location) for r in reasons],
+                     "The recorded assumptions give")  # fmt: skip
+            continue
+        first = assumptions[0]
+        values[setting] = ConfigValue(
+            name=setting,
+            value=_number_or_text(first.value),
+            shown=first.value,
+            component=first.component,
+            provenance=Provenance(kind="assumption", quote=reasons[0], location=decisions_location, decision_id=first.id),
+        )
+    return sorted(values.values(), key=lambda v: v.name), contested
 
 
 def _key(value: float | str) -> float | str:
-    return round(value, 12) if isinstance(value, float) else value.strip().lower()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return round(float(value), 12)
+    return str(value).strip().lower()
 
 
 def _number_or_text(text: str) -> float | str:
@@ -261,16 +305,14 @@ def _number_or_text(text: str) -> float | str:
     return number if math.isfinite(number) else text
 
 
-def _open_items(readiness: ReadinessReport, decisions: DecisionsFile, settled: set[str]) -> list[OpenItem]:
-    """Every gap the decisions or the config do not settle, in the report's order (blocking first)."""
-    asked = {c.setting for c in decisions.clarifications if c.status == "answered" and c.setting}
-    assumed = {a.setting for a in decisions.assumptions}
-    items = []
-    for gap in sorted(readiness.gaps, key=lambda g: (not g.blocking, g.rank)):
-        if gap.setting and gap.setting in (asked | assumed) and gap.setting in settled:
-            continue
-        items.append(_open_item(gap))
-    return items
+def _open_items(readiness: ReadinessReport, settled: set[str], contested: list[OpenItem]) -> list[OpenItem]:
+    """Every gap the decisions do not settle, in the report's order, and the settings whose sources
+    disagree (unless a gap already asks about them); blocking first."""
+    items = [_open_item(gap) for gap in readiness.gaps if not (gap.setting and gap.setting in settled)]
+    asked = {item.setting for item in items if item.setting}
+    items += [item for item in contested if item.setting not in asked]
+    ranks = {gap.id: gap.rank for gap in readiness.gaps}
+    return sorted(items, key=lambda item: (not item.blocking, ranks.get(item.id, len(ranks) + 1)))
 
 
 def _open_item(gap: Gap) -> OpenItem:
@@ -281,35 +323,30 @@ def _open_item(gap: Gap) -> OpenItem:
 
 
 def reported_metrics(spec: PaperSpec) -> list[ReportedMetric]:
-    """The method's own results as the results sections' prose states them ("reaches 95.1% test
-    accuracy"), one per metric, the first statement winning. Baselines' numbers are not taken."""
+    """The method's own results as the results sections' prose states them ("TLM reaches 95.1% test
+    accuracy"), one per metric, the first statement winning. A number in a clause about a baseline
+    or earlier work ("the baseline reaches 93.2%") is not the method's and is not taken."""
     results_sections = {s.id for s in spec.sections if RESULTS_SECTION.search(s.title)}
     found: dict[str, ReportedMetric] = {}
     for paragraph in spec.paragraphs:
         if paragraph.section_id not in results_sections:
             continue
-        for match in _REPORTED.finditer(paragraph.text):
-            metric = (match.group("metric") or match.group("metric2")).lower()
-            name = re.sub(r"\W+", "_", metric).strip("_")
-            if name in found:
-                continue
-            percent = bool(match.group("percent") or match.group("percent2"))
-            found[name] = ReportedMetric(
-                name=name,
-                value=float(match.group("value") or match.group("value2")),
-                unit="%" if percent else None,
-                higher_is_better=not any(word in name for word in LOWER_IS_BETTER),
-                quote=_sentence(paragraph.text, match.start()),
-                location=paragraph.location,
-            )
+        for start, end in split_sentences(paragraph.text):
+            sentence = paragraph.text[start:end]
+            for match in _REPORTED.finditer(sentence):
+                clause = re.split(r"[,;:]|\b(?:while|whereas|but|against|than)\b", sentence[: match.start()])[-1]
+                if OTHER_METHOD.search(clause):
+                    continue
+                metric = (match.group("metric") or match.group("metric2")).lower()
+                name = re.sub(r"\W+", "_", metric).strip("_")
+                if name in found:
+                    continue
+                found[name] = ReportedMetric(
+                    name=name,
+                    value=float(match.group("value") or match.group("value2")),
+                    unit="%" if match.group("percent") or match.group("percent2") else None,
+                    higher_is_better=not any(word in name for word in LOWER_IS_BETTER),
+                    quote=sentence,
+                    location=span_location(paragraph, start, end),
+                )
     return list(found.values())
-
-
-def _sentence(text: str, at: int) -> str:
-    start = max(text.rfind(". ", 0, at) + 2, 0) if text.rfind(". ", 0, at) >= 0 else 0
-    end = text.find(". ", at)
-    return text[start : end + 1 if end >= 0 else len(text)].strip()
-
-
-def evidence_lines(evidence: Iterable[Evidence]) -> list[str]:
-    return [f"“{e.quote}” ({e.location.short()})" for e in evidence]

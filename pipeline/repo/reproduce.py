@@ -25,6 +25,7 @@ from ...schemas.repo import (
 from ..errors import UserError
 from ..files import write_atomically
 from ..llm import LLMClient, LLMError, LLMUnavailable
+from . import DEFAULT_MAX_ROUNDS
 from .generate import GENERATED_ROLES, generate_modules
 from .pin import pin
 from .plan import Paper, plan_repository
@@ -33,7 +34,6 @@ from .skeleton import write_skeleton
 
 RECORD_PATH = Path(".paperlens") / "reproduce.json"
 STEPS: tuple[StepName, ...] = ("plan", "scaffold", "generate", "pin", "run")
-DEFAULT_MAX_ROUNDS = 3
 
 Progress = Callable[[str], None]
 
@@ -62,15 +62,21 @@ def reproduce(
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     on_progress: Progress | None = None,
 ) -> ReproduceRecord:
-    """Runs every step not yet done; returns (and has saved) the record."""
+    """Runs every step not yet done; returns (and has saved) the record. A step that runs makes the
+    steps after it pending again (their input changed); a step that cannot run yet (generate with no
+    LLM) stays pending and the chain goes on without it."""
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out}: not a folder")
     say = on_progress or (lambda _line: None)
     record = load_record(out) or ReproduceRecord(
         paper=paper.path, steps=[StepRecord(name=name) for name in STEPS], max_rounds=max_rounds
     )
+    if record.paper != paper.path:
+        raise UserError(f"{out} holds the reproduction of {record.paper}, not of {paper.path}: give another --out")
     record.max_rounds = max_rounds
     steps = {step.name: step for step in record.steps}
-    if record.outcome == "needs-human":  # resumed after a human's turn: run (and repair) again
+    if record.outcome == "needs-human":  # a human's turn is over: run again (repairs only within the bound left)
         steps["run"].status = "pending" if steps["run"].status == "done" else steps["run"].status
         record.outcome, record.reason = "in-progress", ""
     usage_before = record.usage.model_copy()
@@ -83,6 +89,12 @@ def reproduce(
                 requests=usage_before.requests + client.usage.requests,
             )
 
+    def save(line: str | None = None) -> None:
+        account()
+        save_record(out, record)
+        if line is not None:
+            say(line)
+
     def run_step(name: StepName, action: Callable[[], str]) -> bool:
         step = steps[name]
         if step.status == "done":
@@ -92,14 +104,16 @@ def reproduce(
         started = time.monotonic()
         try:
             step.message, step.status = action(), "done"
+            for later in STEPS[STEPS.index(name) + 1 :]:
+                steps[later].status = "pending"
+        except _NotNow as skipped:
+            step.message, step.status = str(skipped), "pending"
         except (LLMError, UserError) as err:
             step.message, step.status = str(err), "failed"
             record.outcome, record.reason = "needs-human", f"the {name} step failed: {err}"
         step.seconds = round(step.seconds + time.monotonic() - started, 2)
-        account()
-        save_record(out, record)
-        say(f"{name}: {step.message}")
-        return step.status == "done"
+        save(f"{name}: {step.message}")
+        return step.status != "failed"
 
     def plan_step() -> str:
         record.plan = plan_repository(paper.spec, paper.readiness, paper.decisions, paper_path=paper.path)
@@ -108,35 +122,35 @@ def reproduce(
                 f"{len(record.plan.open_items)} open items ({blocking} blocking)")  # fmt: skip
 
     def scaffold_step() -> str:
-        written = write_skeleton(record.plan, paper.spec, paper.readiness, out, on_progress=say, resume=True)
-        return f"{len(written)} files written"
+        written = write_skeleton(record.plan, paper.spec, paper.readiness, out, on_progress=say, keep_existing=True)
+        return f"{len(written)} files written; files already there are kept as they are"
 
     def generate_step() -> str:
         if client is None:
-            return "no LLM endpoint configured: the modules stay the scaffold's stubs"
+            raise _NotNow("not yet: no LLM endpoint configured, the stubs stay (run again with one to generate)")
         done = {generated.path for generated in record.generated}
-        modules = [f.path for f in record.plan.files if f.role in GENERATED_ROLES]
-        for number, path in enumerate(modules, 1):
+        files = [f.path for f in record.plan.files if f.role in GENERATED_ROLES]
+        for number, path in enumerate(files, 1):
             if path in done:
                 continue
-            say(f"generate {number}/{len(modules)}: {path}")
+            say(f"generate {number}/{len(files)}: {path}")
             try:
                 record.generated += generate_modules(out, record.plan, paper.spec, client, decisions=paper.decisions, only=[path])
             except LLMUnavailable:
                 raise  # nothing more can be asked now: the step fails and a rerun resumes here
-            except LLMError as err:  # one module's answers were unusable (cut off, never valid): its stub stays
+            except LLMError as err:  # this file's answers were unusable (cut off, never valid): its stub stays
                 record.generated.append(GeneratedFile(path=path, status="kept-scaffold", attempts=0, problems=[str(err)]))
-            account()
-            save_record(out, record)
+            save()
         kept = sum(g.status == "generated" for g in record.generated)
-        return f"{kept} of {len(modules)} files generated, the others kept as stubs"
+        return f"{kept} of {len(files)} files generated, the others kept as stubs"
 
     def pin_step() -> str:
         record.pin = pin(out, sandbox)
         return record.pin.message or f"{len(record.pin.distributions)} distributions locked in {record.pin.lock_file}"
 
     def run_step_action() -> str:
-        result = run_and_repair(out, client, sandbox, max_rounds=max_rounds, rounds=record.rounds, on_progress=say)
+        # Each round is saved as it ends (the loop appends to record.rounds and reports it).
+        result = run_and_repair(out, client, sandbox, max_rounds=max_rounds, rounds=record.rounds, on_progress=save)
         record.rounds, record.image = result.rounds, result.image
         record.outcome, record.reason = result.outcome, result.reason
         return f"{result.outcome} after {len(result.rounds)} round(s)" + (f": {result.reason}" if result.reason else "")
@@ -145,19 +159,23 @@ def reproduce(
                          ("pin", pin_step), ("run", run_step_action)):  # fmt: skip
         if not run_step(name, action):
             return record
-    record.reason = " ".join(part.rstrip(".") + "." for part in (record.reason, _still_open(record)) if part)
+    record.still_open = _still_open(record)
     save_record(out, record)
     return record
 
 
-def _still_open(record: ReproduceRecord) -> str:
+class _NotNow(Exception):
+    """A step that cannot run yet; it stays pending and the chain goes on."""
+
+
+def _still_open(record: ReproduceRecord) -> list[str]:
     """What a passing smoke run does not say: stubs left and blocking open items."""
     notes = []
     stubs = [g.path for g in record.generated if g.status == "kept-scaffold"]
     if not record.generated and record.plan:
         stubs = [f.path for f in record.plan.files if f.role in GENERATED_ROLES]
     if stubs:
-        notes.append(f"{len(stubs)} file(s) are still stubs.")
+        notes.append(f"{len(stubs)} file(s) are still stubs: {', '.join(stubs)}")
     if record.plan and (blocking := [i for i in record.plan.open_items if i.blocking]):
-        notes.append(f"{len(blocking)} blocking open item(s) must be settled before a faithful full run (see config.toml).")
-    return " ".join(notes)
+        notes.append(f"{len(blocking)} blocking open item(s) must be settled before a faithful full run (see config.toml)")
+    return notes

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from ..errors import UserError
 from ..files import write_atomically
 from ..scaffold import scaffold_module
 from .pin import dockerfile_text
+from .plan import provenance_counts
 
 PLAN_PATH = Path(".paperlens") / "plan.json"
 REQUIREMENTS = ("numpy", "pytest")  # what the skeleton itself imports
@@ -34,23 +36,29 @@ def write_skeleton(
     out: Path,
     *,
     on_progress: Callable[[str], None] | None = None,
-    resume: bool = False,
+    keep_existing: bool = False,
 ) -> list[str]:
-    """Writes every planned file under `out` and the plan itself (`.paperlens/plan.json`); returns
-    the paths written. Raises UserError, before writing anything, when one of them exists — unless
-    `resume` and it already holds exactly the planned text (an interrupted scaffold goes on)."""
+    """Writes the planned files under `out` and the plan itself (`.paperlens/plan.json`); returns
+    the paths written. A file that already holds its planned text is left as it is (an interrupted
+    scaffold goes on). Any other existing file is kept as the user's with `keep_existing`; without
+    it, UserError before anything is written."""
     out = Path(out)
-    texts = skeleton_texts(plan, spec, readiness, out)
-    if resume:
-        texts = {path: text for path, text in texts.items() if not _holds(out / path, text)}
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out}: not a folder")
+    texts = {path: text for path, text in skeleton_texts(plan, spec, readiness, out).items() if not _holds(out / path, text)}
     existing = [path for path in texts if (out / path).exists()]
-    if existing:
+    if keep_existing:
+        texts = {path: text for path, text in texts.items() if path not in existing}
+    elif existing:
         shown = ", ".join(existing[:5]) + (", …" if len(existing) > 5 else "")
         raise UserError(f"{out}: would overwrite {shown}; scaffold into an empty or new folder")
     for number, (path, text) in enumerate(texts.items(), 1):
         if on_progress:
             on_progress(f"scaffold {number}/{len(texts)}: {path}")
-        write_atomically(out / path, text)
+        try:
+            write_atomically(out / path, text)
+        except OSError as err:
+            raise UserError(f"{out / path}: cannot be written ({err.strerror or err})") from None
     return list(texts)
 
 
@@ -66,9 +74,12 @@ def skeleton_texts(plan: RepoPlan, spec: PaperSpec, readiness: ReadinessReport, 
             texts[module.test_path] = module.test_text
         elif planned.role != "test" or planned.path == "tests/test_reproduce.py":
             texts[planned.path] = _RENDERERS[planned.role](plan, planned, modules, out, spec)
+    # A generator bug never reaches the user's folder.
     for path, text in texts.items():
         if path.endswith(".py"):
-            compile(text, path, "exec")  # a generator bug never reaches the user's folder
+            compile(text, path, "exec")
+        elif path.endswith(".toml"):
+            tomllib.loads(text)
     texts[PLAN_PATH.as_posix()] = plan.model_dump_json(indent=2) + "\n"
     return texts
 
@@ -91,7 +102,7 @@ def _toml(value: object) -> str:
         return str(int(value))
     if isinstance(value, (int, float)):
         return repr(value)
-    return json.dumps(str(value), ensure_ascii=False)
+    return json.dumps(str(value), ensure_ascii=False).replace("\x7f", "\\u007f")  # TOML forbids a raw DEL
 
 
 def _toml_key(key: str) -> str:
@@ -450,7 +461,8 @@ def test_every_setting_has_its_provenance():
 def test_an_open_setting_is_never_given_a_value():
     config = load()
     for item in config.open_items:
-        if item.setting and item.setting not in config:
+        if item.setting:
+            assert item.setting not in config, f"{{item.setting}} is open ({{item.id}}) and also has a value"
             with pytest.raises(OpenSetting, match=item.setting):
                 config[item.setting]
 '''
@@ -465,7 +477,7 @@ def _dockerfile(plan, planned, modules, out, spec) -> str:
 
 
 def _readme(plan: RepoPlan, planned, modules: list[PlannedFile], out, spec) -> str:
-    kinds = {kind: sum(v.provenance.kind == kind for v in plan.config) for kind in ("paper", "clarification", "assumption")}
+    kinds = provenance_counts(plan)
     blocking = [item for item in plan.open_items if item.blocking]
     lines = [
         f"# {plan.paper_title}: a reproduction",
@@ -511,11 +523,10 @@ def _readme(plan: RepoPlan, planned, modules: list[PlannedFile], out, spec) -> s
     return "\n".join(lines) + "\n"
 
 
+# By role; the config role's three files by name.
+_CONFIG_RENDERERS = {"config.toml": _config_toml, "pyproject.toml": _pyproject}
 _RENDERERS = {
-    "config": lambda plan, planned, *rest: {
-        "config.toml": _config_toml,
-        "pyproject.toml": _pyproject,
-    }.get(planned.path, _config_module)(plan, planned, *rest),
+    "config": lambda plan, planned, *rest: _CONFIG_RENDERERS.get(planned.path, _config_module)(plan, planned, *rest),
     "package": _package_init,
     "data": _data_module,
     "train": _train_module,
