@@ -28,7 +28,7 @@ from paperlens.schemas import DecisionsFile, LLMSettings, PaperSpec, ReadinessRe
 from paperlens.schemas.repo import GeneratedFile, PlannedFile, RepoPlan
 
 from .conftest import EXAMPLE_PAPER
-from .local_llm import MODEL_NAME, recorded, request_body
+from .local_llm import MODEL_NAME, chat_completion, recorded, request_body
 
 PACKAGE = "tlm"
 # Planned module → (the example's section it is scaffolded from, the equations it implements, what it imports).
@@ -192,6 +192,23 @@ def test_a_correct_implementation_is_accepted_and_written_in_place(repo, example
     assert sorted(p.name for p in module.parent.iterdir()) == MODULE_FILES
     assert progress == ["generate 1/1: tlm/mixing.py"]
     assert len(sent) == 1
+
+
+def test_a_file_edited_while_the_model_writes_is_not_overwritten(repo, example):
+    root, plan = repo
+    module = root / "tlm/mixing.py"
+    good = implemented(module.read_text(), MIXING_BODIES)
+    edited = module.read_text() + "# the user's edit, made while the model was answering\n"
+
+    def reply(request: httpx2.Request) -> httpx2.Response:
+        module.write_text(edited)
+        return chat_completion(answer(good))
+
+    settings = LLMSettings(base_url="http://recorded.invalid/v1", model="recorded", cache=False)
+    client = LLMClient(settings, http_client=httpx2.Client(transport=httpx2.MockTransport(reply)))
+    [record] = generate_modules(root, plan, example[0], client, only=["tlm/mixing.py"])
+    assert module.read_text() == edited
+    assert record.status == "kept-scaffold" and "changed on disk while the LLM was writing" in record.problems[-1]
 
 
 def test_the_prompt_holds_the_file_its_equations_the_names_it_may_import_and_the_rules(repo, example):

@@ -153,8 +153,12 @@ def generate_modules(
     for number, planned in enumerate(modules, 1):
         if on_progress is not None:
             on_progress(f"generate {number}/{len(modules)}: {planned.path}")
+        before = (repo / planned.path).read_bytes()
         text, record = generate_file(repo, planned, plan, spec, client, facts, attempts=attempts)
-        if text is not None:
+        if text is not None and (repo / planned.path).read_bytes() != before:  # edited while the model wrote
+            problem = "changed on disk while the LLM was writing: kept as it is now"
+            record = record.model_copy(update={"status": "kept-scaffold", "problems": [*record.problems, problem]})
+        elif text is not None:
             write_atomically(repo / planned.path, text)
         records.append(record)
     return records
