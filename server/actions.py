@@ -9,15 +9,35 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from lsprotocol import types as lsp
-from pygls.capabilities import get_capability
-
-from paperlens.pipeline.decisions import DECISIONS_PATH, ask, decisions_path, load_decisions, record, render_decisions
+from paperlens.pipeline.decisions import (
+    DECISIONS_PATH,
+    ask,
+    decisions_path,
+    load_decisions,
+    record,
+    render_decisions,
+)
 from paperlens.pipeline.errors import DecisionsError
-from paperlens.pipeline.links import function_defined_at, item_name, likely_equations, paper_item_at, section_of
+from paperlens.pipeline.links import (
+    function_defined_at,
+    item_name,
+    likely_equations,
+    paper_item_at,
+    section_of,
+)
 from paperlens.pipeline.llm import LLMClient, LLMError, settings_from_env
 from paperlens.pipeline.questions import draft_question
 from paperlens.pipeline.scaffold import scaffold_module, scaffold_targets
-from paperlens.schemas import Algorithm, DecisionsFile, Equation, Finding, Gap, LLMSettings, Section
+from paperlens.schemas import (
+    Algorithm,
+    DecisionsFile,
+    Equation,
+    Finding,
+    Gap,
+    LLMSettings,
+    Section,
+)
+from pygls.capabilities import get_capability
 
 from .app import PaperlensServer, server
 from .convert import gap_diagnostic, to_diagnostic, to_range
@@ -28,8 +48,9 @@ REFACTOR_SCAFFOLD = lsp.CodeActionKind.Refactor + ".scaffold"
 REFACTOR_GENERATE = lsp.CodeActionKind.RefactorRewrite + ".generate"
 
 # Code actions other modules add (repo.py: generate a planned module). Each offer gives its actions on
-# a document; an action whose data carries a resolver's key is resolved by that resolver.
-action_offers: list[Callable[[PaperlensServer, str], list[lsp.CodeAction]]] = []
+# a document (a coroutine, so that what it reads from disk is read in a thread); an action whose data
+# carries a resolver's key is resolved by that resolver.
+action_offers: list[Callable[[PaperlensServer, str], Awaitable[list[lsp.CodeAction]]]] = []
 action_resolvers: dict[str, Callable[[PaperlensServer, lsp.CodeAction], Awaitable[lsp.CodeAction]]] = {}
 
 
@@ -71,13 +92,13 @@ def _overlaps(first: int, last: int, start: int, end: int | None) -> bool:
     lsp.TEXT_DOCUMENT_CODE_ACTION,
     lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, REFACTOR_SCAFFOLD, REFACTOR_GENERATE], resolve_provider=True),
 )
-def code_actions(ls: PaperlensServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+async def code_actions(ls: PaperlensServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
     first, last = params.range.start.line, params.range.end.line
     if ls.root is None or ls.spec is None:
         return []
     try:
-        decisions: DecisionsFile | None = _current_decisions(ls)
+        decisions: DecisionsFile | None = await asyncio.to_thread(_current_decisions, ls)  # parsing stays off the loop
     except DecisionsError as err:
         decisions, broken = None, f"{DECISIONS_PATH} is malformed: {err}"
     actions: list[lsp.CodeAction] = []
@@ -110,7 +131,8 @@ def code_actions(ls: PaperlensServer, params: lsp.CodeActionParams) -> list[lsp.
                     actions.append(_ask_action(ls, decisions, gap, gap_diagnostic(gap)))
         actions += _scaffold_actions(ls, paper_file, first)
     actions += _anchor_actions(ls, uri, first)
-    actions += [action for offer in action_offers for action in offer(ls, uri)]
+    for offer in action_offers:
+        actions += await offer(ls, uri)
     return actions
 
 
@@ -122,7 +144,7 @@ def _ask_action(ls: PaperlensServer, decisions: DecisionsFile, subject: Gap | Fi
     configured) only when the user picks the action; otherwise by template, at once."""
     title = f"Ask the authors: {subject.title}" if isinstance(subject, Gap) else "Ask the authors which value they used"
     action = lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], data={"ask": subject.id})
-    if not _resolves_edits(ls):
+    if not resolves_edits(ls):
         question, _ = draft_question(subject, None)
         action.edit = _decisions_edit(ls, ask(decisions, question, setting=subject.setting, component=subject.component))
     return action
@@ -133,16 +155,16 @@ def _subject(ls: PaperlensServer, subject_id: str) -> Gap | Finding | None:
     return found or next((f for findings in ls.findings.values() for f in findings if f.id == subject_id), None)
 
 
-def _llm_settings(ls: PaperlensServer) -> LLMSettings:
+def llm_settings(ls: PaperlensServer) -> LLMSettings:
     """The environment's LLM settings with the editor's endpoint and model over them; LLMError when
     the environment's are malformed."""
     chosen = ls.settings.llm
     return settings_from_env().model_copy(update={k: v for k, v in (("base_url", chosen.base_url), ("model", chosen.model)) if v})
 
 
-def _llm_client(ls: PaperlensServer) -> LLMClient | None:
+def llm_client(ls: PaperlensServer) -> LLMClient | None:
     try:
-        return LLMClient(_llm_settings(ls))
+        return LLMClient(llm_settings(ls))
     except LLMError:  # not configured (or misconfigured): the template drafts the question
         return None
 
@@ -166,7 +188,7 @@ async def resolve_code_action(ls: PaperlensServer, action: lsp.CodeAction) -> ls
     except DecisionsError as err:
         ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"paperlens: {err}"))
         return action
-    question, drafted_by = await asyncio.to_thread(lambda: draft_question(subject, _llm_client(ls)))
+    question, drafted_by = await asyncio.to_thread(lambda: draft_question(subject, llm_client(ls)))
     log.info("question drafted by %s", drafted_by)
     action.edit = _decisions_edit(ls, ask(decisions, question, setting=subject.setting, component=subject.component))
     return action
@@ -216,14 +238,15 @@ def _scaffold_actions(ls: PaperlensServer, paper_file: str, line: int) -> list[l
     if target is None:
         return []
     action = lsp.CodeAction(title="paperlens: scaffold a module from this part of the paper", kind=REFACTOR_SCAFFOLD, data={"scaffold": target})
-    if not _resolves_edits(ls):
+    if not resolves_edits(ls):
         action.edit, problem = _scaffold_edit(ls, target)
         if problem:
             action.disabled = lsp.CodeActionDisabled(reason=problem)
     return [action]
 
 
-def _resolves_edits(ls: PaperlensServer) -> bool:
+def resolves_edits(ls: PaperlensServer) -> bool:
+    """Whether the client fills in a code action's edit once it is picked (codeAction/resolve)."""
     return "edit" in (get_capability(ls.client_capabilities, "text_document.code_action.resolve_support.properties", None) or [])
 
 

@@ -31,6 +31,7 @@ from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.readiness import assess
 from paperlens.pipeline.workspace import SETTINGS_FILES, editor_settings, find_paper, load_settings
 from paperlens.schemas import CodeIndex, DecisionsFile, EditorSettings, FileIndex, Finding, Gap, PaperSpec, ReadinessReport, WorkspaceSettings
+from paperlens.schemas.repo import RepoPlan
 
 from .convert import gap_diagnostic, to_diagnostic
 from .watch import DiskWatcher
@@ -76,6 +77,8 @@ class PaperlensServer(LanguageServer):
         self.workspace_settings = WorkspaceSettings()
         self.smoke_task: asyncio.Task | None = None
         self.smoke_cancel: threading.Event | None = None
+        # A scaffolded repository's plan.json → ((mtime_ns, size, inode), the plan or None when invalid).
+        self.repo_plans: dict[Path, tuple[tuple[int, int, int], RepoPlan | None]] = {}
         # What other modules do when the session starts and when a file is saved (smoke runs).
         self.start_hooks: list[Callable[[PaperlensServer], Awaitable[None]]] = []
         self.save_hooks: list[Callable[[PaperlensServer, Path], None]] = []

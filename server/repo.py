@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import stat
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -23,11 +24,11 @@ from pygls.capabilities import get_capability
 
 from .actions import (
     REFACTOR_GENERATE,
-    _llm_client,
-    _llm_settings,
-    _resolves_edits,
     action_offers,
     action_resolvers,
+    llm_client,
+    llm_settings,
+    resolves_edits,
 )
 from .app import PaperlensServer, _show, server
 
@@ -42,6 +43,7 @@ GENERATE_KEY = "generate"  # what a generate action's data carries: the document
 NO_ENDPOINT = "no LLM endpoint configured (paperlens.llm.baseUrl / $PAPERLENS_LLM_BASE_URL)"
 NO_MODEL = "no LLM model configured (paperlens.llm.model / $PAPERLENS_LLM_MODEL)"
 STUB = re.compile(r"^\s*raise NotImplementedError\b", re.MULTILINE)
+PlanStamp = tuple[int, int, int]  # a plan file's mtime (ns), size and inode: it changed when they did
 
 
 # -- scaffold the repository -----------------------------------------------------------------------
@@ -119,25 +121,55 @@ def _repository_edit(
 # -- generate a planned module -----------------------------------------------------------------------
 
 
-def _planned_module(ls: PaperlensServer, uri: str) -> tuple[Path, RepoPlan, PlannedFile] | None:
+async def _planned_module(ls: PaperlensServer, uri: str) -> tuple[Path, RepoPlan, PlannedFile] | None:
     """The repository folder, its plan and the planned module a workspace file is: the nearest
-    `.paperlens/plan.json` above the file must plan it as a module."""
+    `.paperlens/plan.json` above the file must plan it as a module. Finding it costs a `stat` per
+    folder up to the workspace's root; a plan is read (in a thread) only when its file changed."""
     relative = ls.relative(uri)
     if ls.root is None or relative is None or not relative.endswith(".py"):
         return None
     path = ls.root / relative
+    plans = ls.repo_plans
     for repository in path.parents[: len(Path(relative).parts)]:  # up to the workspace's root
         plan_file = repository / PLAN_PATH
-        if plan_file.is_file():
-            try:
-                plan = RepoPlan.model_validate_json(plan_file.read_bytes())
-            except (OSError, ValidationError) as err:
-                log.warning("%s cannot be read as a plan: %s", plan_file, err)
-                return None
-            module = path.relative_to(repository).as_posix()
-            planned = next((f for f in plan.files if f.role in GENERATED_ROLES and f.path == module), None)
-            return (repository, plan, planned) if planned is not None else None
+        if (stamp := _stamp(plan_file)) is None:
+            plans.pop(plan_file, None)
+            continue
+        cached = plans.get(plan_file)
+        if cached is not None and cached[0] == stamp:
+            plan = cached[1]
+        else:  # stamped before reading: a change while it is read is seen by the next request
+            plan, readable = await asyncio.to_thread(_read_plan, plan_file)
+            if readable:
+                plans[plan_file] = (stamp, plan)
+        if plan is None:
+            return None
+        module = path.relative_to(repository).as_posix()
+        planned = next((f for f in plan.files if f.role in GENERATED_ROLES and f.path == module), None)
+        return (repository, plan, planned) if planned is not None else None
     return None
+
+
+def _stamp(path: Path) -> PlanStamp | None:
+    """What tells whether a plan file changed; None when there is no file there."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return (status.st_mtime_ns, status.st_size, status.st_ino) if stat.S_ISREG(status.st_mode) else None
+
+
+def _read_plan(plan_file: Path) -> tuple[RepoPlan | None, bool]:
+    """The plan, or None when the file is not one; and whether that answer holds until the file
+    changes (not after an error reading it)."""
+    try:
+        return RepoPlan.model_validate_json(plan_file.read_bytes()), True
+    except ValidationError as err:
+        log.warning("%s cannot be read as a plan: %s", plan_file, err)
+        return None, True
+    except OSError as err:
+        log.warning("%s cannot be read as a plan: %s", plan_file, err)
+        return None, False
 
 
 def _why_not_generate(ls: PaperlensServer, plan: RepoPlan) -> str | None:
@@ -145,16 +177,16 @@ def _why_not_generate(ls: PaperlensServer, plan: RepoPlan) -> str | None:
     if plan.paper_title != (ls.spec.title or ls.spec.main_file):
         return f"this repository is planned from “{plan.paper_title}”, not from the paper loaded"
     try:
-        settings = _llm_settings(ls)
+        settings = llm_settings(ls)
     except LLMError as err:
         return str(err)
     return NO_ENDPOINT if not settings.base_url else NO_MODEL if not settings.model else None
 
 
-def generate_actions(ls: PaperlensServer, uri: str) -> list[lsp.CodeAction]:
+async def generate_actions(ls: PaperlensServer, uri: str) -> list[lsp.CodeAction]:
     """On a planned module that still has stubs. Shown disabled, with the reason, when the LLM cannot
     write it (so that users find it); the LLM is asked only when the user picks the action."""
-    found = _planned_module(ls, uri)
+    found = await _planned_module(ls, uri)
     if found is None or ls.spec is None or not STUB.search(ls.workspace.get_text_document(uri).source):
         return []
     action = lsp.CodeAction(title=GENERATE_TITLE, kind=REFACTOR_GENERATE, data={GENERATE_KEY: uri})
@@ -162,7 +194,7 @@ def generate_actions(ls: PaperlensServer, uri: str) -> list[lsp.CodeAction]:
         if not get_capability(ls.client_capabilities, "text_document.code_action.disabled_support", False):
             return []
         action.disabled = lsp.CodeActionDisabled(reason=reason)
-    elif not _resolves_edits(ls):
+    elif not resolves_edits(ls):
         # Answering at once would hold up every code action request for the LLM: the command asks it.
         action.command = lsp.Command(title=GENERATE_TITLE, command=GENERATE_MODULE, arguments=[uri])
     return [action]
@@ -180,14 +212,17 @@ async def generate_module(ls: PaperlensServer, uri: str) -> bool:
     edit = await _generated_edit(ls, uri)
     if edit is None:
         return False
+    # Nothing is awaited between `_generated_edit`'s check that the document is still the one the LLM
+    # was shown and sending the edit: an unversioned edit cannot overwrite what the user typed meanwhile.
     result = await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label=GENERATE_TITLE))
     return bool(result.applied)
 
 
 async def _generated_edit(ls: PaperlensServer, uri: str) -> lsp.WorkspaceEdit | None:
     """The module's whole text as the LLM writes it (checked by `generate_file`), replacing the
-    document; None, with a message saying why, when there is none."""
-    found = _planned_module(ls, uri)
+    document; None, with a message saying why, when there is none (also when the document changed
+    while the LLM wrote: not every client can be sent an edit it refuses on a newer version)."""
+    found = await _planned_module(ls, uri)
     if found is None or ls.spec is None or ls.facts is None:
         _show(ls, "this file is not a module of a repository planned from the loaded paper", lsp.MessageType.Error)
         return None
@@ -201,7 +236,7 @@ async def _generated_edit(ls: PaperlensServer, uri: str) -> lsp.WorkspaceEdit | 
     if source != saved:  # the LLM writes over the file as saved: unsaved edits would be lost
         _show(ls, f"cannot generate {planned.path}: save it first", lsp.MessageType.Error)
         return None
-    client = await asyncio.to_thread(_llm_client, ls)
+    client = await asyncio.to_thread(llm_client, ls)
     if client is None:
         _show(ls, f"cannot generate {planned.path}: the LLM endpoint's settings are not usable (see the log)", lsp.MessageType.Error)
         return None
@@ -213,6 +248,10 @@ async def _generated_edit(ls: PaperlensServer, uri: str) -> lsp.WorkspaceEdit | 
         return None
     if text is None:
         _show(ls, f"no answer of the LLM for {planned.path} was kept: {'; '.join(record.problems)}", lsp.MessageType.Warning)
+        return None
+    document = ls.workspace.get_text_document(uri)  # as it is now (a closed one is read from disk)
+    if document.version != version or document.source != source:
+        _show(ls, f"{planned.path} changed while the LLM was writing it: nothing was applied; generate it again", lsp.MessageType.Warning)
         return None
     whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=len(document.lines), character=0))
     replace = lsp.TextEdit(range=whole, new_text=text)

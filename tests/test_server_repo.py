@@ -1,19 +1,21 @@
 """Paper → runnable repository in the editor, over stdio with a real LSP client (pytest-lsp): the
 scaffold command's one reviewed edit, and the code action that has the LLM write a planned module
-(against a recorded OpenAI-compatible server)."""
+(against a recorded OpenAI-compatible server). How the server finds a module's plan is also tested
+in-process."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
-
 import pytest_lsp
 from lsprotocol import types as lsp
 from paperlens.pipeline.ingest import read_paper
@@ -21,15 +23,19 @@ from paperlens.pipeline.readiness import assess
 from paperlens.pipeline.repo.plan import plan_repository
 from paperlens.pipeline.repo.skeleton import skeleton_texts, write_skeleton
 from paperlens.schemas import DecisionsFile
+from paperlens.server import repo
+from paperlens.server.app import PaperlensServer
 from pygls.uris import to_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from .conftest import EXAMPLE_PAPER
 from .test_server import WORKSPACE, _actions_at, _command, _diagnostics, _open
 
+T = TypeVar("T")
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "paperlens.server"])
 SCAFFOLD = "paperlens.scaffoldRepository"
 GENERATE = "paperlens: generate this module with the LLM"
+GENERATE_MODULE = "paperlens.generateModule"
 PAPER_FROM_REPOSITORY = "../../paper/main.tex"  # workspace/reproduction → paper/main.tex
 MODULE = "reproduction/tempered_label_mixing/mixing_images_and_labels.py"
 
@@ -45,12 +51,16 @@ def _no_llm_from_the_environment(monkeypatch):
 
 
 class RecordedLLM(ThreadingHTTPServer):
-    """Answers every chat completion with the same recorded file text, and keeps the requests."""
+    """Answers every chat completion with the same recorded file text, and keeps the requests. A test
+    can hold the answers back (`answering.clear()`) and learn when a request came (`asked`)."""
 
     def __init__(self, content: str) -> None:
         super().__init__(("127.0.0.1", 0), _Completions)
         self.content = content
         self.requests: list[dict] = []
+        self.asked = threading.Event()
+        self.answering = threading.Event()
+        self.answering.set()
 
     @property
     def base_url(self) -> str:
@@ -66,6 +76,8 @@ class _Completions(BaseHTTPRequestHandler):
             return
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append(request)
+        self.server.asked.set()
+        self.server.answering.wait(30)
         completion = {
             "id": "chatcmpl-recorded",
             "object": "chat.completion",
@@ -141,7 +153,7 @@ async def _start(
 
 def _apply_to_disk(edit: lsp.WorkspaceEdit) -> None:
     """What an editor does with file creations and inserts into new files; a whole-document
-    replacement writes the new text."""
+    replacement (versioned or not) writes the new text."""
     for change in edit.document_changes or []:
         if isinstance(change, lsp.CreateFile):
             path = Path(to_fs_path(change.uri))
@@ -154,6 +166,9 @@ def _apply_to_disk(edit: lsp.WorkspaceEdit) -> None:
                 path.write_text(path.read_text() + only.new_text)
             else:
                 path.write_text(only.new_text)
+    for uri, edits in (edit.changes or {}).items():
+        [only] = edits
+        Path(to_fs_path(uri)).write_text(only.new_text)
 
 
 @pytest_lsp.fixture(config=SERVER)
@@ -370,3 +385,129 @@ async def test_a_client_that_cannot_resolve_actions_gets_a_command_that_applies_
     assert await _command(client, "paperlens.generateModule", uri) is True
     assert len(client.applied_edits) == 1 and len(client.llm.requests) == 1
     assert (client.workspace_path / MODULE).read_text() == client.llm.content
+
+
+async def test_the_generate_action_follows_the_plan_on_disk(repository_client: LanguageClient):
+    """The server keeps the plans it read: one that appears, changes or goes is still seen at once."""
+    client = repository_client
+    plan_file = client.workspace_path / "reproduction" / ".paperlens" / "plan.json"
+    planned = plan_file.read_text()
+    plan_file.unlink()
+    uri, _ = await _ready(client, MODULE)
+    assert GENERATE not in {a.title for a in await _actions_at(client, uri, 3, 0)}
+    plan_file.write_text(planned)
+    assert GENERATE in {a.title for a in await _actions_at(client, uri, 3, 0)}
+    plan = json.loads(planned)
+    plan["files"] = [f for f in plan["files"] if f["path"] != "tempered_label_mixing/mixing_images_and_labels.py"]
+    plan_file.write_text(json.dumps(plan))
+    assert GENERATE not in {a.title for a in await _actions_at(client, uri, 3, 0)}
+    plan_file.write_text(planned)
+    assert GENERATE in {a.title for a in await _actions_at(client, uri, 3, 0)}
+
+
+async def test_a_plan_is_read_in_a_thread_and_again_only_once_its_file_changed(tmp_path: Path, monkeypatch):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    shutil.copytree(EXAMPLE_PAPER, tmp_path / "paper")
+    _scaffolded(workspace)
+    ls = PaperlensServer()
+    ls.root = workspace.resolve()
+    loop_thread, reading_threads = threading.get_ident(), []
+    read_plan = repo._read_plan
+
+    def reading(plan_file: Path):
+        reading_threads.append(threading.get_ident())
+        return read_plan(plan_file)
+
+    monkeypatch.setattr(repo, "_read_plan", reading)
+    uri = (workspace / MODULE).as_uri()
+    repository, plan, planned = await repo._planned_module(ls, uri)
+    assert repository == ls.root / "reproduction" and planned.path == "tempered_label_mixing/mixing_images_and_labels.py"
+    assert len(reading_threads) == 1 and loop_thread not in reading_threads  # never parsed on the event loop
+    other = next(f for f in plan.files if f.role in repo.GENERATED_ROLES and f.path != planned.path)
+    for again in (uri, (repository / other.path).as_uri()):
+        assert (await repo._planned_module(ls, again))[1] is plan
+    assert await repo._planned_module(ls, (workspace / "train.py").as_uri()) is None  # no plan above it
+    assert len(reading_threads) == 1
+
+    plan_file = repository / ".paperlens" / "plan.json"
+    changed = json.loads(plan_file.read_text())
+    changed["files"] = [f for f in changed["files"] if f["path"] != planned.path]
+    plan_file.write_text(json.dumps(changed))
+    assert await repo._planned_module(ls, uri) is None and len(reading_threads) == 2
+    plan_file.write_text("{")
+    for _ in range(2):  # not a plan: said once, until the file changes again
+        assert await repo._planned_module(ls, uri) is None
+    assert len(reading_threads) == 3
+    plan_file.unlink()
+    assert await repo._planned_module(ls, uri) is None and len(reading_threads) == 3
+    assert ls.repo_plans == {}
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def neovim_llm_client(lsp_client: LanguageClient, tmp_path, recorded_llm):
+    """Neovim resolves a code action's edit but takes no documentChanges: its edits cannot be versioned."""
+    await _start_with_llm(lsp_client, tmp_path, recorded_llm, _implemented, client_capabilities("neovim"))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def unresolving_neovim_llm_client(lsp_client: LanguageClient, tmp_path, recorded_llm):
+    """Neovim's capabilities but for resolving code actions: the generate command applies the edit."""
+    capabilities = client_capabilities("neovim")
+    capabilities.text_document.code_action.resolve_support = None
+    await _start_with_llm(lsp_client, tmp_path, recorded_llm, _implemented, capabilities)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _edit_whole(client: LanguageClient, uri: str, version: int, text: str) -> None:
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+async def _typing_while_the_llm_writes(client: LanguageClient, uri: str, text: str, generating: Awaitable[T]) -> T:
+    """What `generating` gives when the user changes the module (to `text`) before the LLM answers."""
+    client.llm.answering.clear()
+    pending = asyncio.ensure_future(generating)
+    assert await asyncio.to_thread(client.llm.asked.wait, 30)
+    _edit_whole(client, uri, 2, text)
+    await _actions_at(client, uri, 0, 0)  # answered after the change: the server has it
+    client.llm.answering.set()
+    return await pending
+
+
+CHANGED = "changed while the LLM was writing it: nothing was applied"
+
+
+async def test_the_command_applies_no_unversioned_edit_over_what_the_user_typed_meanwhile(unresolving_neovim_llm_client: LanguageClient):
+    client = unresolving_neovim_llm_client
+    uri, text = await _ready(client, MODULE)
+    typed = text + "# typed while the LLM was writing\n"
+    assert await _typing_while_the_llm_writes(client, uri, typed, _command(client, GENERATE_MODULE, uri)) is False
+    assert client.applied_edits == [] and len(client.llm.requests) == 1
+    [message] = [m for m in client.messages if CHANGED in m.message]
+    assert message.type == lsp.MessageType.Warning and "mixing_images_and_labels.py" in message.message
+    _edit_whole(client, uri, 3, text)  # back to the text the LLM is shown: the edit goes through
+    assert await _command(client, GENERATE_MODULE, uri) is True
+    [applied] = client.applied_edits
+    assert applied.edit.document_changes is None and list(applied.edit.changes) == [uri]
+    assert (client.workspace_path / MODULE).read_text() == client.llm.content
+
+
+async def test_a_resolved_edit_is_withheld_when_the_module_changed_while_the_llm_wrote(neovim_llm_client: LanguageClient):
+    client = neovim_llm_client
+    uri, generate = await _generate_action(client)
+    text = (client.workspace_path / MODULE).read_text()
+    resolving = client.code_action_resolve_async(generate)
+    resolved = await _typing_while_the_llm_writes(client, uri, text + "x = 1\n", resolving)
+    assert resolved.edit is None
+    assert any(CHANGED in m.message for m in client.messages if m.type == lsp.MessageType.Warning)
+    _edit_whole(client, uri, 3, text)
+    resolved = await client.code_action_resolve_async(generate)
+    assert resolved.edit.document_changes is None and resolved.edit.changes[uri][0].new_text == client.llm.content
