@@ -26,6 +26,7 @@ from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.llm import LLMClient
 from paperlens.pipeline.readiness import assess
 from paperlens.pipeline.repo.plan import Paper
+from paperlens.pipeline.repo.repair import repairs_used
 from paperlens.pipeline.repo.reproduce import reproduce
 from paperlens.schemas import SandboxSettings
 from tests.local_llm import serve_local_llm
@@ -46,7 +47,7 @@ def run(label: str, out: Path, client: LLMClient | None, max_rounds: int) -> dic
         "seconds": seconds,
         "steps": {s.name: s.seconds for s in record.steps},
         "runs": len(record.rounds),
-        "repairs": max(0, len(record.rounds) - 1),
+        "repairs": repairs_used(record.rounds),
         "kept_patches": sum(r.outcome == "patched" for r in record.rounds),
         "generated": f"{generated}/{len(record.generated)}" if record.generated else "-",
         "outcome": record.outcome,

@@ -17,6 +17,7 @@ from paperlens.pipeline.llm import LLMClient
 from paperlens.pipeline.readiness import assess
 from paperlens.pipeline.repo.generate import GENERATED_ROLES
 from paperlens.pipeline.repo.plan import Paper, paper_path_from
+from paperlens.pipeline.repo.repair import repairs_used
 from paperlens.pipeline.repo.reproduce import RECORD_PATH, load_record, reproduce
 from paperlens.schemas import LLMSettings, SandboxSettings
 
@@ -110,8 +111,7 @@ def test_the_chain_against_the_real_local_llm_is_bounded_and_honest(tmp_path, lo
     for path in modules:
         ast.parse((out / path).read_text())  # what is on disk parses, generated or not
     assert record.usage.requests == client.usage.requests and record.usage.completion_tokens == client.usage.completion_tokens
-    repairs = [r for r in record.rounds if r.number > 0 and r.implicated]
-    assert len(repairs) <= record.max_rounds
+    assert repairs_used(record.rounds) <= record.max_rounds
     if record.outcome == "passed":
         assert record.rounds[-1].smoke_status == "passed"
     else:

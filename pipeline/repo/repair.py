@@ -10,30 +10,51 @@ ends (so a caller can save the record from `on_progress`):
 - After each run, first that applies:
   - it passed: done, "passed";
   - it could not be made (no Docker, a cancel): "needs-human" with its message, nothing to repair;
+  - any of its failures is one no repair may fix: "needs-human" before the model is asked, the
+    reason saying what a human must do:
+    - its exception is `OpenSetting` (a scaffolded repository's `config.py` raises it when code
+      reads a setting the paper leaves open): the model would invent a value the paper never gives;
+      the reason quotes the message, which holds the question to settle;
+    - a `missing-dependency` whose module is not the repository's own: the image is built offline
+      from the lock file, so no edit within the loop installs anything; the reason names the
+      distribution to add (the failure's suggestion) and that the image must then be rebuilt
+      (`paperlens reproduce` pins again on its next run). An import of the repository's own
+      module (a name it lacks, a misspelt module) is code, and repaired as any failure;
   - no LLM client: "needs-human";
-  - the rounds that asked the model (recorded ones included) reached `max_rounds`: "needs-human",
-    the reason naming the bound and the last failure;
-  - the failure points at no file that can be shown to the model: "needs-human";
+  - the rounds that asked the model (`repairs_used`, recorded ones included) reached `max_rounds`:
+    "needs-human", the reason naming the bound and the last failure;
+  - the failure points at no file the model may change that can be shown to it: "needs-human";
   - else a repair round.
+- Tests are the specification: a repair never changes one. Files under a `tests/` folder,
+  `test_*.py`, `*_test.py` and `conftest.py` are never changeable.
 - A repair round gives the model the failures (class, message, the few frames that matter, the
-  suggested fix; capped) and the whole texts of the implicated files: the workspace files of the
-  failures' locations and frames (and `requirements.txt` for a missing dependency), raising site
-  first, as many as fit a prompt small enough for a 4096-token context. The model answers with the
-  whole new texts of the files it changes (`RepairAnswer`). Its answer is untrusted:
-  - a path outside the implicated files, or leaving the repository, is refused (`refused`), never
-    written; a Python text that does not parse is skipped: it cannot repair anything;
+  suggested fix; capped) and the whole texts of the implicated files, the only ones it may change:
+  the workspace files of the failures' locations and frames, raising site first, tests left out;
+  for a failure whose frames name only tests, the repository's modules each failing test file
+  imports (`pkg.mod`, `from pkg import mod`, `from pkg.mod import name`: `pkg/mod.py` or
+  `pkg/mod/__init__.py`, also under `src/`, when the repository has it). The tests in the frames
+  follow, marked read-only, as context. As many files as fit a prompt small enough for a
+  4096-token context, the changeable ones first. The model answers with the whole new texts of the
+  files it changes (`RepairAnswer`). Its answer is untrusted:
+  - a path outside the implicated files (so any test), or leaving the repository, is refused
+    (`refused`), never written; a Python text that does not parse is skipped: it cannot repair
+    anything;
   - nothing usable left: "no-patch", and no run (the files did not change, so the last run stands);
+  - a cancel while the model answered: nothing is written, the round is recorded ("error") and the
+    loop ends with "needs-human", "cancelled";
   - else the old texts are kept, the new ones written atomically, and the tests run again. When a
     test that passed before no longer passes, or the run could not be made, the old texts are
     restored byte for byte: "reverted" (the next round repairs the last kept state again; a run
     that could not be made ends the loop). Otherwise "patched": the new run is what the next round
-    repairs.
+    repairs. An interruption (KeyboardInterrupt, any exception, a caller's `on_progress` raising)
+    after the new texts are written and before the round is recorded restores the old texts byte
+    for byte, then propagates.
   - the LLM gives no answer (`LLMError`): the round is recorded ("error") and the loop ends with
     "needs-human" and the error's message.
   Answers reverted or unusable since the files last changed are named in the next prompt: the same
   prompt would get the same answer (temperature 0, and the client's cache).
-- `cancel` is checked before each repair and passed to every run; a run cancelled after a repair
-  was written is reverted like any run that could not be made.
+- `cancel` is checked before each repair, again before a repair is written, and passed to every
+  run; a run cancelled after a repair was written is reverted like any run that could not be made.
 
 A round's smoke fields are its own run's; a round that made no run carries the last run's (the
 files are as that run saw them). Every run is `SMOKE_COMMAND`: every test runs, so what passed is
@@ -61,12 +82,13 @@ from ..llm.errors import LLMError
 from ..sandbox import run_smoke
 from .answers import FileText, RepairAnswer, code_of
 
-__all__ = ["SMOKE_COMMAND", "RepairOutcome", "run_and_repair"]
+__all__ = ["SMOKE_COMMAND", "RepairOutcome", "repairs_used", "run_and_repair"]
 
 # No -x: every test runs, so the tests that passed are known; -rA lists them (`PASSED <node id>`).
 SMOKE_COMMAND = ["python3", "-m", "pytest", "-q", "-rA"]
 PURPOSE = "repair"
-REQUIREMENTS = "requirements.txt"
+# What a scaffolded repository's config.py raises when code reads a setting the paper leaves open.
+OPEN_SETTING = "OpenSetting"
 
 # The prompt must fit a 4096-token context with room for the answer, which repeats whole files:
 # at most about 2,000 tokens of prompt leave as many for the answer.
@@ -80,16 +102,24 @@ CODE_CHARS = 200
 # What the record keeps of the model's own words (a refused path) and of a failure in a reason.
 ANSWER_PATH_CHARS = 200
 REASON_MESSAGE_CHARS = 300
+OPEN_SETTING_CHARS = 1_000  # the question to settle is quoted whole
+
+READ_ONLY_HEADING = "The tests involved, read-only (the tests are the specification: never change them; fix the code)"
 
 _PASSED_RE = re.compile(r"^PASSED (?P<node>\S+\.py::.*\S)\s*$", re.MULTILINE)
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# `OpenSetting: ` or `pkg.config.OpenSetting: ` before the message (pytest's report can give both).
+_OPEN_SETTING_PREFIX_RE = re.compile(r"^(?:(?:[\w.]*\.)?OpenSetting:\s*)+")
+# The module an import failed on: `No module named 'a.b'`, `cannot import name 'x' from 'a.b'`.
+_IMPORTED_RE = re.compile(r"No module named '(?P<missing>[\w.]+)'|cannot import name '\w+' from '(?P<from>[\w.]+)'")
 
 SYSTEM_PROMPT = """\
 You repair a Python repository whose tests fail. You are given the failure (error class, message,
-the stack frames that matter, a suggested fix) and the whole text of each file you may change.
-Answer with the complete new text of every file you change, under its path exactly as given, and
-leave out the files you do not change. Change as little as fixes the failure, keep the passing
-tests passing, and fix the code rather than weakening a test."""
+the stack frames that matter, a suggested fix), the whole text of each file you may change, and
+the tests involved, to read only. Answer with the complete new text of every file you change,
+under its path exactly as given, and leave out the files you do not change. Change as little as
+fixes the failure and keep the passing tests passing. Never change a test: the tests are the
+specification, so fix the code."""
 
 
 @dataclass
@@ -155,13 +185,15 @@ class _Loop:
             if result.status == "error":
                 return self._needs_human(result.message or "the smoke run could not be made")
             if result.status == "passed":
-                used = _repairs_used(self.rounds)
+                used = repairs_used(self.rounds)
                 after = f" after {_count(used, 'repair round')}" if used else " with no repair"
                 return RepairOutcome("passed", "the smoke test passed" + after, self.rounds, self.image)
+            if (why := _unrepairable(self.repo, result.failures)) is not None:
+                return self._needs_human(why)
             if self.client is None:
                 fails = _last_failure(result)
                 return self._needs_human(f"no LLM is configured to repair it; the smoke test fails: {fails}")
-            used = _repairs_used(self.rounds)
+            used = repairs_used(self.rounds)
             if used >= max_rounds:
                 return self._needs_human(
                     f"the repair bound of {_count(max_rounds, 'round')} (max_rounds) is reached ({used} used) "
@@ -170,15 +202,24 @@ class _Loop:
             if self.cancel is not None and self.cancel.is_set():
                 return self._needs_human("cancelled")
             failures = result.failures[:FAILURES_SHOWN]
-            implicated = _implicated(self.repo, failures)
-            shown = _shown_files(self.repo, implicated)
+            implicated, tests = _implicated(self.repo, failures)
+            shown = _shown_files(self.repo, implicated, FILES_BUDGET_CHARS)
             if not shown:
-                what = f"only files too long to show the model ({', '.join(implicated)})" if implicated else "no file"
+                if implicated:
+                    what = f"only files too long to show the model ({', '.join(implicated)})"
+                elif tests:
+                    what = (
+                        f"only tests ({', '.join(tests)}), which a repair never changes, "
+                        "and they import none of the repository's modules"
+                    )
+                else:
+                    what = "no file"
                 fails = _last_failure(result)
                 return self._needs_human(f"the failure points at {what}, so nothing can be repaired: {fails}")
             number += 1
             left_out = [name for name in implicated if name not in shown]
-            current, stop = self._repair(self.client, number, current, failures, shown, left_out)
+            context = _shown_files(self.repo, tests, FILES_BUDGET_CHARS - sum(map(len, shown.values())))
+            current, stop = self._repair(self.client, number, current, failures, shown, context, left_out)
             if stop is not None:
                 return self._needs_human(stop)
 
@@ -206,16 +247,18 @@ class _Loop:
         current: _Run,
         failures: list[SmokeFailure],
         shown: dict[str, str],
+        context: dict[str, str],
         left_out: list[str],
     ) -> tuple[_Run, str | None]:
         """One repair round, recorded: the run the next round starts from, and why the loop must
-        stop (None to go on)."""
+        stop (None to go on). `shown` holds the files the model may change, `context` the tests it
+        may only read."""
         started = time.monotonic()
         implicated = list(shown)
         notes = [f"left out of the prompt, too long: {', '.join(left_out)}"] if left_out else []
         self.say(f"repair {number}: asking the model about {', '.join(implicated)}")
         try:
-            messages = _messages(failures, shown, self.attempts[-ATTEMPTS_SHOWN:])
+            messages = _messages(failures, shown, context, self.attempts[-ATTEMPTS_SHOWN:])
             answer = client.structured(messages, RepairAnswer, purpose=PURPOSE)
         except LLMError as err:
             self.say(f"repair {number}: no answer ({err})")
@@ -233,8 +276,32 @@ class _Loop:
             self.rounds.append(_round(number, current, started, outcome="no-patch", message=message, **tried))
             return current, None
 
+        if self.cancel is not None and self.cancel.is_set():  # while the model answered: write nothing
+            self.say(f"repair {number}: cancelled, nothing written")
+            message = "; ".join(["cancelled before the changes were written, so nothing was written", *notes])
+            self.rounds.append(_round(number, current, started, outcome="error", message=message, **tried))
+            return current, "cancelled"
+
         old = {name: _bytes_of(self.repo / name) for name in changes}
         tried |= {"changed": list(changes), "patch": _unified_diff(shown, old, changes)}
+        try:
+            return self._write_and_run(number, current, started, changes, old, notes, tried)
+        except BaseException:  # an interrupt, a failing callback: the old texts back, then on up
+            _restore(self.repo, old)
+            raise
+
+    def _write_and_run(
+        self,
+        number: int,
+        current: _Run,
+        started: float,
+        changes: dict[str, str],
+        old: dict[str, bytes | None],
+        notes: list[str],
+        tried: dict,
+    ) -> tuple[_Run, str | None]:
+        """Writes the changes, runs the tests and keeps or reverts them; the round is recorded
+        before it returns. Whoever calls it restores `old` when it raises."""
         try:
             for name, text in changes.items():
                 write_atomically(self.repo / name, text)
@@ -279,9 +346,10 @@ def _round(number: int, run: _Run, started: float, *, outcome: str, message: str
     )
 
 
-def _repairs_used(rounds: list[RepairRound]) -> int:
-    """The rounds that asked the model. Only they have implicated files: the model is never asked
-    about a failure that implicates none, and a run alone implicates nothing."""
+def repairs_used(rounds: list[RepairRound]) -> int:
+    """The repair rounds in `rounds`, as the loop counts them against `max_rounds`: the rounds that
+    asked the model (whatever came of it). Only they have implicated files: the model is never
+    asked about a failure that implicates none, and a run alone implicates nothing."""
     return sum(1 for round_ in rounds if round_.number > 0 and round_.implicated)
 
 
@@ -335,57 +403,161 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# -- what no repair may fix -------------------------------------------------------------------------
+
+
+def _unrepairable(repo: Path, failures: list[SmokeFailure]) -> str | None:
+    """Why a human must act before any repair, when a failure is one no edit within the loop may
+    fix (a setting the paper leaves open first, then a missing dependency); None otherwise."""
+    for failure in failures:
+        if (failure.exception or "").split(".")[-1] == OPEN_SETTING:
+            message = _OPEN_SETTING_PREFIX_RE.sub("", " ".join(failure.message.split()), count=1)
+            message = _clip(message, OPEN_SETTING_CHARS)
+            return (
+                "the paper leaves a setting open, which no repair may invent: "
+                f"{OPEN_SETTING} at {_where(failure)}: {message}"
+            )
+    for failure in failures:
+        if failure.error_class == "missing-dependency" and not _imports_own_module(repo, failure):
+            message = _clip(" ".join(failure.message.split()), REASON_MESSAGE_CHARS).rstrip(".")
+            if failure.exception and not message.startswith(failure.exception):
+                message = f"{failure.exception}: {message}"
+            fix = failure.suggestion or "Add the distribution that provides it to the workspace's requirements."
+            return (
+                "the sandbox image lacks a dependency, which no repair can add (the image is built offline from "
+                f"the lock file): {failure.error_class} at {_where(failure)}: {message}. {fix} The image must then "
+                "be rebuilt from a new lock: `paperlens reproduce` pins again on its next run."
+            )
+    return None
+
+
+def _imports_own_module(repo: Path, failure: SmokeFailure) -> bool:
+    """Whether the import that failed is of the repository's own code (a name its module lacks, a
+    misspelt submodule): code to repair, not a dependency to install."""
+    match = _IMPORTED_RE.search(failure.message)
+    if match is None:
+        return False
+    top = (match["missing"] or match["from"]).split(".")[0]
+    return any(
+        candidate.exists() for candidate in (repo / f"{top}.py", repo / top / "__init__.py", repo / "src" / top)
+    ) or ((repo / top).is_dir() and any((repo / top).glob("*.py")))
+
+
 # -- what the model is shown ------------------------------------------------------------------------
 
 
-def _implicated(repo: Path, failures: list[SmokeFailure]) -> list[str]:
-    """The repository's files the failures point at, each raising site first, then the frames
-    outward; `requirements.txt` too for a missing dependency."""
+def _implicated(repo: Path, failures: list[SmokeFailure]) -> tuple[list[str], list[str]]:
+    """(the files a repair may change, the tests involved). The first are the repository's files the
+    failures point at, each raising site first, then the frames outward, tests left out; when a
+    failure's frames name only tests, the repository's modules those tests import. The second are
+    the tests the failures point at, shown read-only."""
     files: list[str] = []
+    tests: list[str] = []
     for failure in failures:
         named = [failure.location.file] if failure.location is not None else []
         named += [frame.file for frame in reversed(failure.frames) if frame.in_workspace]
-        if failure.error_class == "missing-dependency":
-            named.append(REQUIREMENTS)
-        for name in named:
+        inside = list(dict.fromkeys(path for name in named if (path := _inside(repo, name)) is not None))
+        code = [path for path in inside if not _is_test(path)]
+        failing_tests = [path for path in inside if _is_test(path)]
+        if not code:
+            code = [module for test in failing_tests for module in _imported_modules(repo, test)]
+        files += [path for path in code if path not in files]
+        tests += [path for path in failing_tests if path not in tests]
+    return files, tests
+
+
+def _is_test(path: str) -> bool:
+    """A test file or a test's support (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`): the
+    specification, never changed by a repair."""
+    *folders, name = path.split("/")
+    return (
+        "tests" in folders
+        or name == "conftest.py"
+        or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
+    )
+
+
+def _imported_modules(repo: Path, test: str) -> list[str]:
+    """The repository's modules (never tests) that the test file `test` imports, in its order."""
+    try:
+        tree = ast.parse((repo / test).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+        return []
+    package = test.split("/")[:-1]  # where a relative import starts
+    modules: list[str] = []
+    imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    for node in sorted(imports, key=lambda node: (node.lineno, node.col_offset)):
+        if isinstance(node, ast.Import):
+            found = [_module_file(repo, alias.name.split(".")) for alias in node.names]
+        else:
+            if node.level:
+                if node.level - 1 > len(package):
+                    continue
+                base = package[: len(package) - (node.level - 1)] + (node.module.split(".") if node.module else [])
+            else:
+                base = node.module.split(".") if node.module else []
+            # `from pkg import mod` names a module; `from pkg.mod import name` a name in one.
+            found = [
+                _module_file(repo, [*base, alias.name]) or _module_file(repo, base)
+                for alias in node.names
+                if alias.name != "*"
+            ] or [_module_file(repo, base)]
+        for path in found:
+            if path is not None and not _is_test(path) and path not in modules:
+                modules.append(path)
+    return modules
+
+
+def _module_file(repo: Path, parts: list[str]) -> str | None:
+    """The repository's file of the module `parts` (`pkg/mod.py`, `pkg/mod/__init__.py`, either
+    also under `src/`), as a path relative to the repository; None when it has none."""
+    if not parts or not all(part.isidentifier() for part in parts):
+        return None
+    stem = "/".join(parts)
+    for root in ("", "src/"):
+        for name in (f"{root}{stem}.py", f"{root}{stem}/__init__.py"):
             inside = _inside(repo, name)
-            if inside is not None and inside not in files:
-                files.append(inside)
-    return files
+            if inside is not None and (repo / inside).is_file():
+                return inside
+    return None
 
 
-def _shown_files(repo: Path, implicated: list[str]) -> dict[str, str]:
-    """The implicated files' texts that fit the budget, in order. A file longer than what is left
-    is left out rather than cut: the model must answer with whole texts."""
+def _shown_files(repo: Path, names: list[str], budget: int) -> dict[str, str]:
+    """The files' texts that fit `budget` characters, in order. A file longer than what is left
+    is left out rather than cut: the model must answer with whole texts (and reads tests whole)."""
     shown: dict[str, str] = {}
     used = 0
-    for name in implicated:
+    for name in names:
         path = repo / name
         try:
-            if path.is_file():
-                text = path.read_text(encoding="utf-8")
-            elif name == REQUIREMENTS and not path.exists():
-                text = ""  # the repair may create it
-            else:
+            if not path.is_file():
                 continue
+            text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if used + len(text) > FILES_BUDGET_CHARS:
+        if used + len(text) > budget:
             continue
         shown[name] = text
         used += len(text)
     return shown
 
 
-def _messages(failures: list[SmokeFailure], shown: dict[str, str], attempts: list[str]) -> list[dict[str, str]]:
-    files = "\n\n".join(f"=== {name} ===\n{text.rstrip()}\n=== end of {name} ===" for name, text in shown.items())
+def _messages(
+    failures: list[SmokeFailure], shown: dict[str, str], context: dict[str, str], attempts: list[str]
+) -> list[dict[str, str]]:
     error = _clip(_error_text(failures), ERROR_BUDGET_CHARS)
     content = f"The tests (python3 -m pytest) fail:\n\n{error}\n\n"
     if attempts:
         tried = "\n".join(f"- {_clip(attempt, ATTEMPT_CHARS)}" for attempt in attempts)
         content += f"Earlier answers to this failure that did not help (do not repeat them):\n{tried}\n\n"
-    content += f"The files you may change:\n\n{files}"
+    content += f"The files you may change:\n\n{_file_blocks(shown)}"
+    if context:
+        content += f"\n\n{READ_ONLY_HEADING}:\n\n{_file_blocks(context)}"
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": content}]
+
+
+def _file_blocks(files: dict[str, str]) -> str:
+    return "\n\n".join(f"=== {name} ===\n{text.rstrip()}\n=== end of {name} ===" for name, text in files.items())
 
 
 def _error_text(failures: list[SmokeFailure]) -> str:
@@ -419,7 +591,7 @@ def _usable_changes(
     skipped: list[str] = []
     for change in answer.files:
         path = _inside(repo, change.path.strip().replace("\\", "/"))
-        if path is None or path not in shown:
+        if path is None or path not in shown or _is_test(path):
             answered = _clip(change.path, ANSWER_PATH_CHARS)
             if answered not in refused:
                 refused.append(answered)

@@ -76,8 +76,9 @@ def reproduce(
         raise UserError(f"{out} holds the reproduction of {record.paper}, not of {paper.path}: give another --out")
     record.max_rounds = max_rounds
     steps = {step.name: step for step in record.steps}
-    if record.outcome == "needs-human":  # a human's turn is over: run again (repairs only within the bound left)
-        steps["run"].status = "pending" if steps["run"].status == "done" else steps["run"].status
+    if record.outcome == "needs-human":  # a human's turn is over: pin (requirements may have changed) and run again
+        for name in ("pin", "run"):  # the repairs left are what the bound leaves
+            steps[name].status = "pending" if steps[name].status == "done" else steps[name].status
         record.outcome, record.reason = "in-progress", ""
     usage_before = record.usage.model_copy()
 
