@@ -160,6 +160,24 @@ def test_the_pytest_case_reports_the_test_and_its_frames(tmp_path_factory):
     assert "test_never_reached" not in run.output
 
 
+def test_a_workspace_exception_is_named_once_in_its_message(tmp_path):
+    """pytest prints `E   pkg.config.OpenSetting: ...` under `pkg/config.py:5: OpenSetting`."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "config.py").write_text("class OpenSetting(LookupError):\n    pass\n\n\ndef get():\n    raise OpenSetting('lr')\n")
+    output = (
+        "=================================== FAILURES ===================================\n"
+        "____________________________________ test_a ____________________________________\n\n"
+        "    def get():\n>       raise OpenSetting(\"lr is left open\")\n"
+        "E       pkg.config.OpenSetting: lr is left open\n\n"
+        "pkg/config.py:6: OpenSetting\n"
+        "=========================== short test summary info ============================\n"
+        "FAILED tests/test_a.py::test_a - pkg.config.OpenSetting: lr is left open\n"
+        "1 failed in 0.05s\n"
+    )
+    [failure] = failures_of(output, tmp_path, CONTAINER, exit_code=1, timed_out=False, oom_killed=False)
+    assert (failure.exception, failure.message) == ("OpenSetting", "OpenSetting: lr is left open")
+
+
 def test_a_timeout_without_a_stack_has_no_line():
     [failure] = failures_of(
         "step 1\nstep 2\n", Path("/nowhere"), CONTAINER, exit_code=None, timed_out=True, oom_killed=False

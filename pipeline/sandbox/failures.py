@@ -511,7 +511,10 @@ def _pytest_entries(body: list[str]) -> tuple[list[_RawFrame], str | None, list[
         if exception is None and errors and errors[0].startswith("assert"):
             exception = "AssertionError"
     short = _short(exception)
-    if short and message and not message[0].startswith(short):
+    qualified = re.match(rf"[\w.]+\.{re.escape(short)}(?=:|$)", message[0]) if short and message else None
+    if qualified:  # `E   pkg.config.OpenSetting: ...` under a `path:N: OpenSetting` line
+        message = [short + message[0][qualified.end() :], *message[1:]]
+    elif short and message and not message[0].startswith(short):
         message = [f"{short}: {message[0]}", *message[1:]]  # `E   assert 1 == 2` under an AssertionError
     return frames, exception, message[:MAX_MESSAGE_LINES]
 
