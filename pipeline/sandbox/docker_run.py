@@ -50,6 +50,7 @@ import queue
 import socket
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -67,6 +68,7 @@ log = logging.getLogger(__name__)
 
 LABEL = "paperlens.sandbox"
 OWNER_LABEL = "paperlens.owner"
+CREATION_LABEL = "paperlens.creation"  # unique per container: found even when its id never came back
 OWNER_START_LABEL = "paperlens.owner-start"
 WORKSPACE_IN_RUN = "/workspace"
 SCRATCH = "/tmp"
@@ -339,7 +341,16 @@ def _make(api: Any, spec: dict, *, started: bool, supervised: bool = True) -> _P
     if supervised:
         command = [*spec["entrypoint"], *spec["command"]]
         spec = spec | {"entrypoint": ["/bin/sh", "-c", SUPERVISOR, "sh"], "command": command, "stdin_open": True}
-    container_id = api.create_container(**spec)["Id"]
+    # Labelled uniquely, so that a container the engine made while we were interrupted (Ctrl-C before
+    # its id came back) can still be found and removed.
+    creation = uuid.uuid4().hex
+    try:
+        container_id = api.create_container(**(spec | {"labels": spec["labels"] | {CREATION_LABEL: creation}}))["Id"]
+    except BaseException:
+        with contextlib.suppress(Exception):
+            for orphan in api.containers(all=True, filters={"label": f"{CREATION_LABEL}={creation}"}):
+                _remove(api, orphan["Id"])
+        raise
     parked = _Parked(api, container_id, False, supervised)
     if not started:
         return parked
@@ -553,15 +564,15 @@ def _run(
     global last_timings
     began = time.perf_counter()
     parked = _take(key)
-    if parked is not None and parked.started and not _still_parked(api, parked):
-        parked = None
-    pooled = parked is not None
-    timings["take"] = time.perf_counter() - began
+    container_id: str | None = parked.id if parked else None  # from here on, removed whatever happens
     output = CappedOutput(settings.output_limit_bytes, on_output)
     chunks: queue.SimpleQueue = queue.SimpleQueue()
-    container_id: str | None = parked.id if parked else None
     response = sock = None
     try:
+        if parked is not None and parked.started and not _still_parked(api, parked):  # it removes the dead one
+            parked = container_id = None
+        pooled = parked is not None
+        timings["take"] = time.perf_counter() - began
         if parked is not None and parked.started:
             began = time.perf_counter()
             start = time.monotonic()
