@@ -186,7 +186,7 @@ def run_smoke(args: argparse.Namespace) -> int:
     import shlex
 
     from .sandbox import run_smoke as run
-    from .sandbox import set_prewarm
+    from .sandbox import without_prewarm
     from .sandbox.deps import dependency_issues
     from .sandbox.render import render_sarif as render_smoke_sarif
     from .sandbox.render import render_text as render_smoke_text
@@ -198,9 +198,10 @@ def run_smoke(args: argparse.Namespace) -> int:
     sandbox = _sandbox_settings(load_settings(workspace).sandbox, args)
     if args.command is not None:
         sandbox = sandbox.model_copy(update={"command": shlex.split(args.command)})
-    set_prewarm(None)  # one run: a container started ahead for a next run would only cost time at exit
-    # The run's own output goes to stderr as it comes: progress for a human, while stdout stays the report.
-    result = run(workspace, sandbox, on_output=lambda text: print(text, end="", file=sys.stderr, flush=True))
+    # One run: a container started ahead for a next run would only cost time at exit. The run's own
+    # output goes to stderr as it comes: progress for a human, while stdout stays the report.
+    with without_prewarm():
+        result = run(workspace, sandbox, on_output=lambda text: print(text, end="", file=sys.stderr, flush=True))
     result = result.model_copy(update={"dependencies": dependency_issues(workspace)})
     if args.format == "json":
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
@@ -266,7 +267,7 @@ def run_reproduce(args: argparse.Namespace) -> int:
     from ..schemas import SandboxSettings
     from .llm import LLMClient, LLMNotConfigured, settings_from_env
     from .repo.reproduce import reproduce
-    from .sandbox import set_prewarm
+    from .sandbox import without_prewarm
     from .workspace import load_settings
 
     if args.max_rounds < 0:
@@ -281,8 +282,8 @@ def run_reproduce(args: argparse.Namespace) -> int:
     # A resumed repository's own [tool.paperlens.sandbox] settings apply; a new one gets the defaults.
     sandbox = load_settings(args.out.resolve()).sandbox if (args.out / "pyproject.toml").is_file() else SandboxSettings()
     sandbox = _sandbox_settings(sandbox, args)
-    set_prewarm(None)  # runs are minutes apart (the LLM answers between them): no container waits for them
-    record = reproduce(paper, args.out, client=client, sandbox=sandbox, max_rounds=args.max_rounds, on_progress=_progress)
+    with without_prewarm():  # runs are minutes apart (the LLM answers between them): no container waits for them
+        record = reproduce(paper, args.out, client=client, sandbox=sandbox, max_rounds=args.max_rounds, on_progress=_progress)
     if args.format == "json":
         sys.stdout.write(record.model_dump_json(indent=2) + "\n")
     else:

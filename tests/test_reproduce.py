@@ -18,6 +18,7 @@ from paperlens.pipeline.readiness import assess
 from paperlens.pipeline.repo.generate import GENERATED_ROLES
 from paperlens.pipeline.repo.plan import Paper, paper_path_from
 from paperlens.pipeline.repo.repair import repairs_used
+from paperlens.pipeline.sandbox import docker_run
 from paperlens.pipeline.repo.reproduce import RECORD_PATH, load_record, reproduce
 from paperlens.schemas import LLMSettings, SandboxSettings
 
@@ -38,7 +39,9 @@ def _module_texts(out: Path, record) -> dict[str, str]:
 
 def test_without_an_llm_the_chain_scaffolds_pins_and_passes_and_says_what_is_left(tmp_path, capsys):
     out = tmp_path / "repro"
+    prewarm = docker_run.PREWARM
     assert main(["reproduce", str(EXAMPLE_PAPER), "--out", str(out), "--no-llm"]) == 0
+    assert docker_run.PREWARM == prewarm  # the command leaves the process's sandbox as it found it
     captured = capsys.readouterr()
     record = load_record(out)
     # Generate waits for an LLM (pending, and a later run with one does it); the rest is done.

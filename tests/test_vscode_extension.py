@@ -35,6 +35,8 @@ SHOTS = [
     "12-paper-view-page.png",
     "13-restricted-mode.png",
     "14-not-installed.png",
+    "15-scaffold-preview.png",
+    "16-scaffold-applied.png",
 ]
 
 
@@ -83,7 +85,7 @@ def test_the_extension_in_a_real_vscode(editor: dict[str, str], tmp_path: Path) 
         f"paperlens log:\n{_tail(log.read_text(), 3000) if log.exists() else '(none)'}"
     )
     steps = {step["name"]: step for step in results["steps"]}
-    assert all(step["ok"] for step in steps.values()) and len(steps) == 11, results
+    assert all(step["ok"] for step in steps.values()) and len(steps) == 12, results
 
     problems = steps["divergence-in-problems"]["detail"]
     assert "weight_decay = 5e-4" in problems["row"] and "0.05" in problems["row"] and "paperlens" in problems["row"]
@@ -109,6 +111,11 @@ def test_the_extension_in_a_real_vscode(editor: dict[str, str], tmp_path: Path) 
 
     smoke = steps["smoke-run-in-status-bar"]["detail"]
     assert "smoke run passed" in smoke["message"] and "smoke" in smoke["status"]
+
+    scaffold = steps["scaffold-repository-reviewed"]["detail"]
+    assert {"reproduction/config.toml", "reproduction/reproduce.py", "reproduction/.paperlens/plan.json"} <= set(scaffold["preview"])
+    assert scaffold["files_in_preview"] == scaffold["files_on_disk"] == len(scaffold["preview"]) >= 3, scaffold
+    assert sorted(scaffold["on_disk"]) == sorted(f.removeprefix("reproduction/") for f in scaffold["preview"]), scaffold
 
     pdf = steps["paper-view-pdf-page"]["detail"]
     assert pdf["link"].startswith("command:paperlens.showPaper?") and "paper.pdf" in pdf["link"]

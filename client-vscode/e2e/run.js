@@ -8,8 +8,9 @@
 //   walk-through   what a user does: the divergence in the Problems panel, the hover with the
 //                  paper's quote, the equation image in a hover, the quick fix, the paper view
 //                  (palette and code lens) at the equation's source, check / readiness report /
-//                  open questions, a smoke run in the status bar, then the PDF as the paper: its
-//                  page in the paper view with the equation's box;
+//                  open questions, a smoke run in the status bar, the repository scaffolded from
+//                  the paper (reviewed in the Refactor Preview, applied, saved), then the PDF as
+//                  the paper: its page in the paper view with the equation's box;
 //   restricted     an untrusted folder: still checked, no smoke run offered;
 //   not-installed  a Python without paperlens: the message with the command to run.
 // Each step leaves a screenshot in SHOTS; SHOTS/results.json says what passed, what was seen and
@@ -367,6 +368,132 @@ async function walkThrough(page, where) {
     return { status: label.replace(/\s+/g, " "), message: (await toast.innerText()).replace(/\s+/g, " ").slice(0, 160) };
   });
 
+  await step(page, "scaffold-repository-reviewed", async () => {
+    const out = path.join(where.workspace, "reproduction");
+    const expected = ["config.toml", "reproduce.py", ".paperlens/plan.json"];
+    const onDisk = () => (fs.existsSync(out) ? fs.readdirSync(out, { recursive: true }).map(String).filter((f) => fs.statSync(path.join(out, f)).isFile()) : []);
+    await page.mouse.move(5, 5);
+    const asked = Date.now();
+    await runCommand(page, "paperlens: Scaffold repository from paper");
+    // The change annotation asks for confirmation: VS Code shows the edit in its Refactor Preview.
+    const panel = page.locator(".bulk-edit-panel");
+    const tree = panel.locator('.monaco-list[role="tree"]').first();
+    await tree.locator('.monaco-list-row[aria-level="1"]').first().waitFor({ timeout: 60000 });
+    const shownAfter = (Date.now() - asked) / 1000;
+    if (onDisk().length) throw new Error(`files are on disk before the edit was applied: ${onDisk()}`);
+    await page.waitForTimeout(300);
+    await shot("15a-scaffold-preview-as-opened.png");
+    // Every change of an edit that needs confirmation starts unchecked: the user ticks what to
+    // create. Walk the tree from the keyboard (it is virtualised: only the rows in view are in the
+    // DOM) and tick each file. The keyboard must be the tree's own: VS Code opens the changes in an
+    // editor too, which may take it, and the list ignores keys sent to a (just clicked) checkbox.
+    const focused = () =>
+      tree.locator(".monaco-list-row.focused").first().evaluate((row) => ({
+        index: Number(row.dataset.index),
+        label: row.getAttribute("aria-label") || "",
+        level: row.getAttribute("aria-level"),
+        checked: !!(row.querySelector("input.edit-checkbox") || {}).checked,
+        last: row.dataset.lastElement === "true",
+        setsize: Number(row.getAttribute("aria-setsize")),
+      }));
+    const press = async (key) => {
+      if (!(await tree.evaluate((el) => el === document.activeElement))) await tree.focus();
+      await page.keyboard.press(key);
+    };
+    await page.waitForTimeout(500);
+    await press("Home");
+    const listed = [];
+    let uncheckedAtFirst = 0;
+    let setsize = 0;
+    let row = await focused();
+    for (let moves = 0; ; moves++) {
+      if (moves > 400) throw new Error(`the preview's tree does not end: ${listed.length} files seen, at ${JSON.stringify(row)}`);
+      if (row.level === "1" && !listed.includes(row.label)) {
+        listed.push(row.label);
+        setsize = row.setsize;
+        if (!row.checked) {
+          uncheckedAtFirst++;
+          await tree.locator(".monaco-list-row.focused input.edit-checkbox").first().click();
+          if (!(await focused()).checked) throw new Error(`${row.label} cannot be ticked`);
+        }
+      }
+      if (row.last) break;
+      await press("ArrowDown");
+      const next = await focused();
+      if (next.index === row.index) await page.waitForTimeout(100); // the keyboard was elsewhere
+      row = next;
+    }
+    const files = listed.map((label) => (/^Creating (.*?)(?:, also making text edits)?$/.exec(label) || [])[1]);
+    if (files.some((f) => !f)) throw new Error(`the preview does not only create files: ${listed}`);
+    for (const file of expected) {
+      if (!files.includes(`reproduction/${file}`)) throw new Error(`the preview does not list reproduction/${file}: ${files}`);
+    }
+    if (files.length !== setsize) throw new Error(`${files.length} files seen in the preview, but it has ${setsize}`);
+    if (onDisk().length) throw new Error(`files are on disk before the edit was applied: ${onDisk()}`);
+    await press("Home"); // the top of the list, for the screenshot
+    await page.waitForTimeout(300);
+    await shot("15-scaffold-preview.png");
+    const reviewed = (Date.now() - asked) / 1000;
+    await panel.getByRole("button", { name: "Apply", exact: true }).click();
+    const appliedAt = Date.now();
+    const explorerRow = (name) => page.locator(".explorer-folders-view .monaco-list-row", { hasText: new RegExp(`^${name.replace(/\./g, "\\.")}`) }).first();
+    await explorerRow("reproduction").waitFor({ timeout: 30000 });
+    // VS Code creates each file empty on disk and puts its text in an editor it opens, unsaved,
+    // one file after the other: once every file is there and no more editors open, the user saves
+    // them ("Save All Files": the untitled report and questions are left alone).
+    const written = (f) => fs.existsSync(path.join(where.workspace, f)) && fs.statSync(path.join(where.workspace, f)).size > 0;
+    const unsaved = async () =>
+      (await page.locator(".tabs-container .tab.dirty").evaluateAll((tabs) => tabs.map((t) => t.getAttribute("aria-label") || ""))).filter((label) => !/Untitled-\d+/.test(label));
+    const created = () => files.every((f) => fs.existsSync(path.join(where.workspace, f)));
+    let dirtyAfterApply = [];
+    let emptyAfterApply = [];
+    let saves = 0;
+    let last = -1;
+    let stableSince = Date.now();
+    for (const until = Date.now() + 60000; ; ) {
+      const pending = await unsaved();
+      if (!pending.length && files.every(written)) break;
+      if (Date.now() > until) throw new Error(`not saved after ${saves} "Save All Files": ${pending}; on disk: ${onDisk().map((f) => `${f} (${fs.statSync(path.join(out, f)).size} B)`)}`);
+      if (pending.length !== last) [last, stableSince] = [pending.length, Date.now()];
+      if (pending.length && created() && Date.now() - stableSince >= 1000) {
+        if (!saves) [dirtyAfterApply, emptyAfterApply] = [pending, onDisk().filter((f) => fs.statSync(path.join(out, f)).size === 0)];
+        await runCommand(page, "File: Save All Files");
+        saves++;
+        [last, stableSince] = [-1, Date.now()];
+      }
+      await page.waitForTimeout(250);
+    }
+    const writtenAfter = (Date.now() - appliedAt) / 1000;
+    const files_on_disk = onDisk();
+    JSON.parse(fs.readFileSync(path.join(out, ".paperlens", "plan.json"), "utf8")); // whole, not a prefix
+    // The new folder in the explorer, opened; the saved config in the editor.
+    await explorerRow("reproduction").click();
+    await explorerRow("reproduce.py").waitFor({ timeout: 15000 });
+    await page.locator('.tabs-container .tab[data-resource-name="config.toml"]').first().click();
+    await page.locator('.tabs-container .tab.active[data-resource-name="config.toml"]:not(.dirty)').first().waitFor({ timeout: 15000 });
+    await page.mouse.move(5, 5); // no tab's tooltip over the editor
+    await page.waitForTimeout(500);
+    await shot("16-scaffold-applied.png");
+    // Tidy up for what follows: close the saved editors of that group (the untitled report and
+    // questions stay), back to tlm.py.
+    await runCommand(page, "View: Close Saved Editors in Group");
+    await page.locator('.tabs-container .tab[data-resource-name="config.toml"]').first().waitFor({ state: "detached", timeout: 15000 });
+    await page.keyboard.press("Escape");
+    await page.locator(".tabs-container .tab", { hasText: "tlm.py" }).first().click();
+    await page.locator(".tabs-container .tab.active", { hasText: "tlm.py" }).first().waitFor({ timeout: 15000 });
+    return {
+      files_in_preview: files.length,
+      files_on_disk: files_on_disk.length,
+      unchecked_at_first: uncheckedAtFirst,
+      empty_on_disk_after_apply: emptyAfterApply.length,
+      unsaved_editors_after_apply: dirtyAfterApply.length, // train.py's quick fix among them: saved too
+      saved_with: saves ? `"File: Save All Files" x${saves}` : null,
+      seconds: { preview_shown: shownAfter, reviewed, written_after_apply: writtenAfter, tidied: (Date.now() - asked) / 1000 },
+      preview: files,
+      on_disk: files_on_disk,
+    };
+  });
+
   await step(page, "paper-view-pdf-page", async () => {
     // The PDF as the paper: a workspace setting, which the extension passes on to the server.
     fs.mkdirSync(path.join(where.workspace, ".vscode"), { recursive: true });
@@ -390,17 +517,23 @@ async function walkThrough(page, where) {
     await page.locator(".tabs-container .tab", { hasText: "tlm.py" }).first().click();
     const lens = page.locator(".monaco-editor .codelens-decoration a", { hasText: "Implements Eq. (3)" }).first();
     await lens.waitFor({ timeout: 30000 });
+    // The page opened from the hover has the box too: mark its frame, so that only the page the
+    // code lens opens (the view replaces its frame) is measured, never the old one as it goes.
+    await view.evaluate(() => (window.paperlensBefore = true)).catch(() => undefined);
     await lens.click();
-    view = await frameWith(page, "#box", 30000);
-    const deadline = Date.now() + 15000;
+    const deadline = Date.now() + 30000;
     let box;
     for (;;) {
-      box = await view.locator("#box").evaluate((el) => {
-        const r = el.getBoundingClientRect();
-        const img = document.getElementById("page");
-        return { top: r.top, bottom: r.bottom, left: r.left, width: r.width, height: r.height, viewport: window.innerHeight, image: img ? img.naturalWidth : 0 };
-      });
-      if (box.image > 0 && box.top >= 0 && box.bottom <= box.viewport) break;
+      view = await frameWith(page, "#box", Math.max(deadline - Date.now(), 1000), () => !window.paperlensBefore);
+      box = await view
+        .locator("#box")
+        .evaluate((el) => {
+          const r = el.getBoundingClientRect();
+          const img = document.getElementById("page");
+          return { top: r.top, bottom: r.bottom, left: r.left, width: r.width, height: r.height, viewport: window.innerHeight, image: img ? img.naturalWidth : 0 };
+        })
+        .catch(() => undefined); // replaced meanwhile: look again
+      if (box && box.image > 0 && box.top >= 0 && box.bottom <= box.viewport) break;
       if (Date.now() > deadline) throw new Error(`the equation's box is not in view: ${JSON.stringify(box)}`);
       await page.waitForTimeout(200);
     }
@@ -423,13 +556,14 @@ async function runCommand(page, title) {
   await page.keyboard.press("Enter");
 }
 
-/** The (webview) frame holding `selector`: the workbench nests each webview in two iframes. */
-async function frameWith(page, selector, timeoutMs) {
+/** The (webview) frame holding `selector` (and for which `accept`, run in the frame, is true):
+ * the workbench nests each webview in two iframes. */
+async function frameWith(page, selector, timeoutMs, accept = () => true) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     for (const frame of page.frames()) {
       if (frame === page.mainFrame()) continue;
-      if (await frame.$(selector).catch(() => null)) return frame;
+      if ((await frame.$(selector).catch(() => null)) && (await frame.evaluate(accept).catch(() => false))) return frame;
     }
     if (Date.now() > deadline) throw new Error(`no frame shows ${selector}`);
     await page.waitForTimeout(250);

@@ -45,8 +45,9 @@ PYTEST_NO_TESTS = 5
 reap_leftovers = docker_run.reap_leftovers
 drain = docker_run.drain
 set_prewarm = docker_run.set_prewarm
+without_prewarm = docker_run.without_prewarm
 
-__all__ = ["run_smoke", "resolve_command", "prepare", "reap_leftovers", "drain", "set_prewarm", "SandboxUnavailable"]
+__all__ = ["run_smoke", "resolve_command", "prepare", "reap_leftovers", "drain", "set_prewarm", "without_prewarm", "SandboxUnavailable"]
 
 
 def resolve_command(workspace: Path, settings: SandboxSettings) -> tuple[list[str], str]:

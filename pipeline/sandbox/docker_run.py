@@ -491,6 +491,17 @@ def drain() -> None:
         _background().submit(lambda: None).result()
 
 
+@contextlib.contextmanager
+def without_prewarm() -> Iterator[None]:
+    """No container made ahead within the block (one-off runs, minutes apart); as before after it."""
+    previous = PREWARM
+    set_prewarm(None)
+    try:
+        yield
+    finally:
+        set_prewarm(previous)
+
+
 def set_prewarm(mode: Literal["started", "created"] | None) -> None:
     """How the next container is made ahead of time; None: not at all (and the pool is emptied)."""
     global PREWARM
