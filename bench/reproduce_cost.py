@@ -52,6 +52,8 @@ def run(label: str, out: Path, client: LLMClient | None, max_rounds: int) -> dic
         "generated": f"{generated}/{len(record.generated)}" if record.generated else "-",
         "outcome": record.outcome,
         "reason": record.reason,
+        "still_open": record.still_open,
+        "files": [(g.path, g.status, g.attempts, (g.problems or [""])[-1][:110]) for g in record.generated],
         "requests": record.usage.requests,
         "tokens": record.usage.prompt_tokens + record.usage.completion_tokens,
         "prompt": record.usage.prompt_tokens,
@@ -83,7 +85,9 @@ def main() -> int:
     baseline, llm = results
     print(f"\nratio total time, local LLM / no LLM: {llm['seconds'] / baseline['seconds']:.1f}")
     for r in results:
-        print(f"{r['label']}: {r['reason']}")
+        print(f"{r['label']}: {r['reason']}" + "".join(f"; {note}" for note in r["still_open"]))
+        for path, status, attempts, problem in r["files"]:
+            print(f"  {path}: {status} after {attempts} answer(s) {problem}".rstrip())
     return 0
 
 
