@@ -14,13 +14,15 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from paperlens.pipeline.check import paper_facts
+from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.llm import LLMClient
 from paperlens.pipeline.repo.repair import repairs_used, run_and_repair
 from paperlens.pipeline.repo.skeleton import _CONFIG_MODULE
-from paperlens.schemas import LLMSettings
+from paperlens.schemas import DecisionsFile, LLMSettings
 from paperlens.schemas.smoke import DEFAULT_SANDBOX_IMAGE, SandboxSettings
 
-from .conftest import needs_docker
+from .conftest import EXAMPLE_PAPER, needs_docker
 from .local_llm import MODEL_NAME, recorded, request_body
 
 MODEL_PY = '''\
@@ -682,3 +684,22 @@ def test_against_the_real_local_model_the_loop_stays_bounded_and_in_bounds(repo,
         assert rounds[-1].smoke_status != "passed"
 
 
+
+
+def test_a_repair_that_moves_a_value_the_paper_states_is_refused(repo):
+    """The example paper states τ = 0.5: a repair that also sets it to 0.7 is refused, even though
+    it would fix the failure; the next answer, which fixes it and keeps 0.5, is kept."""
+    spec = read_paper(EXAMPLE_PAPER)
+    facts = paper_facts(spec, DecisionsFile())
+    stated = "# We set τ = 0.5 (Sec. 2.2).\nTEMPERATURE = 0.5\n"
+    (repo / "pkg/model.py").write_text(stated + MODEL_PY)
+    moved = stated.replace("0.5\n", "0.7\n") + FIXED_MODEL_PY
+    kept = stated + FIXED_MODEL_PY
+    client = _client(_answer(("pkg/model.py", moved)), _answer(("pkg/model.py", kept)))
+
+    outcome, _ = _repair(repo, client, max_rounds=3, facts=facts)
+
+    assert outcome.outcome == "passed"
+    first, second = outcome.rounds[1], outcome.rounds[2]
+    assert first.outcome == "no-patch" and "diverges from the paper" in first.message and "0.7" in first.message
+    assert second.outcome == "patched" and (repo / "pkg/model.py").read_text() == kept

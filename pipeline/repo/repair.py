@@ -38,7 +38,9 @@ ends (so a caller can save the record from `on_progress`):
   files it changes (`RepairAnswer`). Its answer is untrusted:
   - a path outside the implicated files (so any test), or leaving the repository, is refused
     (`refused`), never written; a Python text that does not parse is skipped: it cannot repair
-    anything;
+    anything; given the paper's facts, so is a Python text in which `paperlens check` finds a
+    divergence from a stated value that the old text did not have (a repair never moves the paper's
+    values to make a test pass);
   - nothing usable left: "no-patch", and no run (the files did not change, so the last run stands);
   - a cancel while the model answered: nothing is written, the round is recorded ("error") and the
     loop ends with "needs-human", "cancelled";
@@ -76,6 +78,8 @@ from typing import Literal
 
 from ...schemas.repo import RepairRound
 from ...schemas.smoke import SandboxSettings, SmokeFailure, SmokeResult
+from ..check import PaperFacts, check_file
+from ..code import index_source
 from ..files import write_atomically
 from ..llm import LLMClient
 from ..llm.errors import LLMError
@@ -150,10 +154,12 @@ def run_and_repair(
     rounds: list[RepairRound] | None = None,
     on_progress: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
+    facts: PaperFacts | None = None,
 ) -> RepairOutcome:
     """Runs the repository's tests (with `settings`, the command replaced by SMOKE_COMMAND) and
     repairs them with `client` for at most `max_rounds` rounds, counting those in `rounds` (a
-    resumed record, appended to in place). See the module's docstring for the rules."""
+    resumed record, appended to in place). Given the paper's `facts`, a repaired Python file that
+    diverges from a value the paper states is refused. See the module's docstring for the rules."""
     loop = _Loop(
         repo=Path(repo).resolve(),
         client=client,
@@ -161,6 +167,7 @@ def run_and_repair(
         rounds=[] if rounds is None else rounds,
         say=on_progress or (lambda _line: None),
         cancel=cancel,
+        facts=facts,
     )
     return loop.run(max_rounds)
 
@@ -173,6 +180,7 @@ class _Loop:
     rounds: list[RepairRound]
     say: Callable[[str], None]
     cancel: threading.Event | None
+    facts: PaperFacts | None = None
     image: str | None = None
     # Answers reverted or unusable since the files last changed, for the next prompt.
     attempts: list[str] = field(default_factory=list)
@@ -265,7 +273,7 @@ class _Loop:
             record = _round(number, current, started, outcome="error", message=str(err), implicated=implicated)
             self.rounds.append(record)
             return current, str(err)
-        changes, refused, skipped = _usable_changes(self.repo, answer, shown)
+        changes, refused, skipped = _usable_changes(self.repo, answer, shown, self.facts)
         unusable = ([f"refused (not implicated): {', '.join(refused)}"] if refused else []) + skipped
         notes += unusable
         tried = {"implicated": implicated, "refused": refused}
@@ -583,7 +591,7 @@ def _error_text(failures: list[SmokeFailure]) -> str:
 
 
 def _usable_changes(
-    repo: Path, answer: RepairAnswer, shown: dict[str, str]
+    repo: Path, answer: RepairAnswer, shown: dict[str, str], facts: PaperFacts | None = None
 ) -> tuple[dict[str, str], list[str], list[str]]:
     """(the new texts to write by path, the refused paths as answered, why other texts were skipped)."""
     changes: dict[str, str] = {}
@@ -604,8 +612,24 @@ def _usable_changes(
         if path.endswith(".py") and (problem := _syntax_problem(text)) is not None:
             skipped.append(f"{path}: the new text does not parse ({problem})")
             continue
+        if path.endswith(".py") and facts is not None and (divergence := _new_divergence(repo, path, shown[path], text, facts)):
+            skipped.append(f"{path}: the new text diverges from the paper ({divergence})")
+            continue
         changes[path] = text
     return changes, refused, skipped
+
+
+def _new_divergence(repo: Path, path: str, old: str, new: str, facts: PaperFacts) -> str | None:
+    """A divergence from the paper's stated values that `new` has and `old` did not (the checks of
+    `paperlens check`); None when there is none."""
+
+    def divergences(text: str) -> dict[str, str]:
+        found = check_file(repo, facts, index_source(path, text))
+        return {f"{f.setting}={f.code_value}": f.message for f in found if f.kind == "divergence" and f.status == "open"}
+
+    before = divergences(old)
+    added = [message for key, message in divergences(new).items() if key not in before]
+    return _clip(added[0], MESSAGE_CHARS) if added else None
 
 
 def _inside(repo: Path, name: str) -> str | None:

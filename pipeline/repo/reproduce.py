@@ -22,6 +22,7 @@ from ...schemas.repo import (
     StepRecord,
     TokenUsage,
 )
+from ..check import paper_facts
 from ..errors import UserError
 from ..files import write_atomically
 from ..llm import LLMClient, LLMError, LLMUnavailable
@@ -151,7 +152,8 @@ def reproduce(
 
     def run_step_action() -> str:
         # Each round is saved as it ends (the loop appends to record.rounds and reports it).
-        result = run_and_repair(out, client, sandbox, max_rounds=max_rounds, rounds=record.rounds, on_progress=save)
+        facts = paper_facts(paper.spec, paper.decisions, paper.readiness)  # a repair never moves a stated value
+        result = run_and_repair(out, client, sandbox, max_rounds=max_rounds, rounds=record.rounds, on_progress=save, facts=facts)
         record.rounds, record.image = result.rounds, result.image
         record.outcome, record.reason = result.outcome, result.reason
         return f"{result.outcome} after {len(result.rounds)} round(s)" + (f": {result.reason}" if result.reason else "")
