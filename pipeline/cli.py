@@ -15,6 +15,7 @@ from .ingest import read_paper
 from .readiness import assess
 from .readiness.render import render_markdown, render_sarif, render_text
 from .repo import DEFAULT_MAX_ROUNDS
+from .text import shorten
 
 # 1: findings at or above --fail-on (check); 2: unusable input, as argparse's usage errors; 3: a bug.
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -373,11 +374,6 @@ def run_gaps(args: argparse.Namespace) -> int:
     return _report_problems(spec)
 
 
-def _clip(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
@@ -407,23 +403,23 @@ def render_summary(spec: PaperSpec) -> str:
         out.append("Numbered equations")
         for equation in numbered:
             label = f" {equation.label}" if equation.label else ""
-            out.append(f"  ({equation.number}){label}  {_clip(equation.latex or equation.text, 90)}  [{equation.location.short()}]")
+            out.append(f"  ({equation.number}){label}  {shorten(equation.latex or equation.text, 90)}  [{equation.location.short()}]")
     if spec.algorithms:
         out.append("")
         out.append("Algorithms")
         for algorithm in spec.algorithms:
-            out.append(f"  {algorithm.number or '-'}: {_clip(algorithm.title, 70)} ({len(algorithm.steps)} steps)  [{algorithm.location.short()}]")
+            out.append(f"  {algorithm.number or '-'}: {shorten(algorithm.title, 70)} ({len(algorithm.steps)} steps)  [{algorithm.location.short()}]")
     if spec.tables:
         out.append("")
         out.append("Tables")
         for table in spec.tables:
-            out.append(f"  {table.number or '-'}: {_clip(table.caption or '(no caption)', 70)} ({len(table.rows)} rows)  [{table.location.short()}]")
+            out.append(f"  {table.number or '-'}: {shorten(table.caption or '(no caption)', 70)} ({len(table.rows)} rows)  [{table.location.short()}]")
     if spec.hyperparameters:
         out.append("")
         out.append("Stated values")
         rows = [
-            [h.normalized_name, f"{h.value:g}" if isinstance(h.value, float) else _clip(str(h.value), 20), h.unit or "",
-             h.component or "", _clip(h.text, 60), h.location.short()]
+            [h.normalized_name, f"{h.value:g}" if isinstance(h.value, float) else shorten(str(h.value), 20), h.unit or "",
+             h.component or "", shorten(h.text, 60), h.location.short()]
             for h in spec.hyperparameters
         ]  # fmt: skip
         out.extend("  " + line for line in _table(["setting", "value", "unit", "component", "evidence", "where"], rows))

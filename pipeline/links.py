@@ -13,6 +13,9 @@ from ..schemas import (
 )  # fmt: skip
 from .check import PaperFacts, facts_for
 from .extract.hyperparameters import symbol_name
+from .text import shorten
+
+SYMBOL_DETAIL_CHARS = 80  # a workspace symbol's detail
 
 PaperItem = Equation | Section | Algorithm | Table
 
@@ -168,11 +171,11 @@ class PaperSymbol:
 
 def paper_symbols(spec: PaperSpec) -> list[PaperSymbol]:
     found = [PaperSymbol(item_name(s), "section", "", s.location) for s in spec.sections]
-    found += [PaperSymbol(item_name(e), "equation", _short(e.latex or e.text), e.location) for e in spec.equations if e.number]
+    found += [PaperSymbol(item_name(e), "equation", shorten(e.latex or e.text, SYMBOL_DETAIL_CHARS), e.location) for e in spec.equations if e.number]
     found += [PaperSymbol(item_name(a), "algorithm", "", a.location) for a in spec.algorithms]
-    found += [PaperSymbol(item_name(t), "table", _short(t.caption), t.location) for t in spec.tables]
+    found += [PaperSymbol(item_name(t), "table", shorten(t.caption, SYMBOL_DETAIL_CHARS), t.location) for t in spec.tables]
     found += [
-        PaperSymbol(f"{h.normalized_name} = {h.raw_value}", "setting", _short(h.text), h.location) for h in spec.hyperparameters
+        PaperSymbol(f"{h.normalized_name} = {h.raw_value}", "setting", shorten(h.text, SYMBOL_DETAIL_CHARS), h.location) for h in spec.hyperparameters
     ]
     return found
 
@@ -181,8 +184,3 @@ def matches_query(name: str, query: str) -> bool:
     """VS Code's rule for workspace symbols: the query's characters appear in order, any case."""
     rest = iter(name.lower())
     return all(ch in rest for ch in query.lower() if not ch.isspace())
-
-
-def _short(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -7,8 +7,12 @@ from pathlib import Path
 from urllib.parse import quote
 
 from paperlens.pipeline.paper_images import EquationImage
+from paperlens.pipeline.text import shorten
 from paperlens.pipeline.links import PaperItem, item_name, section_of
 from paperlens.schemas import Algorithm, Equation, Evidence, Finding, Location, PaperSpec, Section, Table
+
+
+QUOTE_CHARS = 400  # a quote in a hover
 
 
 def paper_link(spec: PaperSpec, location: Location) -> str:
@@ -27,9 +31,8 @@ def _open_link(spec: PaperSpec, location: Location) -> str:
     return f"[{location.short()}]({quote(paper_link(spec, location), safe=':/#,=%&')})"
 
 
-def _quote(text: str, limit: int = 400) -> str:
-    flat = " ".join(text.split())
-    return "> " + (flat if len(flat) <= limit else flat[: limit - 1] + "…")
+def _quote(text: str) -> str:
+    return "> " + shorten(text, QUOTE_CHARS)
 
 
 def equation_block(spec: PaperSpec, equation: Equation, image: EquationImage | None) -> list[str]:

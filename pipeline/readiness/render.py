@@ -7,6 +7,9 @@ from pathlib import Path
 
 from ...schemas import Gap, ReadinessReport
 from ..sarif import paper_location, sarif_log
+from ..text import shorten
+
+QUOTE_CHARS = 160  # a quote in a report's line
 
 RULE_ID = "paperlens.paper-gap"
 VERDICT_TEXT = {
@@ -14,11 +17,6 @@ VERDICT_TEXT = {
     "needs answers": "blocking gaps need the authors' answers before a faithful implementation",
     "not ready": "the paper contradicts itself or leaves many blocking gaps",
 }
-
-
-def _quote(text: str, width: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def render_text(report: ReadinessReport) -> str:
@@ -33,7 +31,7 @@ def render_text(report: ReadinessReport) -> str:
         flag = "BLOCKING" if gap.blocking else "routine "
         out.append(f"{gap.rank:3d}. [{flag}] {gap.title}")
         out.append(f"       {gap.type} / {gap.category} · {gap.evidence[0].location.short()}")
-        out.append(f"       “{_quote(gap.evidence[0].quote, 110)}”")
+        out.append(f"       “{shorten(gap.evidence[0].quote, 110)}”")
         out.append(f"       ask: {gap.question}")
         if gap.conventions:
             out.append("       convention (not the paper's): " + "; ".join(c.answer for c in gap.conventions))
@@ -68,7 +66,7 @@ def render_markdown(report: ReadinessReport) -> str:
             out.append(f"{number}. **{gap.question}**")
             out.append(f"   - {gap.title} ({gap.type} / {gap.category}{'; suggested by a model' if gap.source == 'llm' else ''})")
             for evidence in gap.evidence:
-                out.append(f"   - {evidence.location.short()}: “{_quote(evidence.quote)}”")
+                out.append(f"   - {evidence.location.short()}: “{shorten(evidence.quote, QUOTE_CHARS)}”")
             if gap.readings:
                 out.append(f"   - Possible readings: {'; '.join(gap.readings)}")
             if gap.conventions:
@@ -78,7 +76,7 @@ def render_markdown(report: ReadinessReport) -> str:
     if report.settings:
         out += ["## Settings an implementation needs", "", "| component | setting | stated | evidence |", "|---|---|---|---|"]
         for status in report.settings:
-            evidence = f"{status.evidence[0].location.short()}: “{_quote(status.evidence[0].quote, 80)}”" if status.evidence else "—"
+            evidence = f"{status.evidence[0].location.short()}: “{shorten(status.evidence[0].quote, 80)}”" if status.evidence else "—"
             cell = evidence.replace("|", "\\|")  # a table row quoted as evidence has pipes of its own
             out.append(f"| {status.component} | {status.setting} | {'yes' if status.stated else '**no**'} | {cell} |")
         out.append("")
@@ -110,7 +108,7 @@ def _result(gap: Gap) -> dict:
         "message": {"text": f"{gap.title}. {gap.question}"},
         "locations": [{"physicalLocation": paper_location(primary)}],
         "relatedLocations": [
-            {"id": i, "physicalLocation": paper_location(e.location), "message": {"text": _quote(e.quote)}}
+            {"id": i, "physicalLocation": paper_location(e.location), "message": {"text": shorten(e.quote, QUOTE_CHARS)}}
             for i, e in enumerate(gap.evidence[1:], start=1)
         ],
         "partialFingerprints": {"paperlensGap/v1": gap.id},

@@ -48,6 +48,7 @@ from ..sandbox.deps import (
     distribution_for,
     normalize,
 )
+from ..text import shorten
 from .answers import FileText, code_of
 
 __all__ = ["generate_file", "generate_modules"]
@@ -364,7 +365,7 @@ def _review(text: str, planned: PlannedFile, context: _Context, facts: PaperFact
 
 def _at(lines: list[str], line: int) -> str:
     """`line 7 (`x = = 1`)`: a problem names its line and shows it, since a re-ask does not repeat the answer."""
-    shown = _cut(lines[line - 1].strip(), MAX_QUOTED_LINE_CHARS) if 0 < line <= len(lines) else ""
+    shown = shorten(lines[line - 1].strip(), MAX_QUOTED_LINE_CHARS) if 0 < line <= len(lines) else ""
     return f"line {line} (`{shown}`)" if shown else f"line {line}"
 
 
@@ -383,10 +384,6 @@ def _import_problems(tree: ast.Module, lines: list[str], context: _Context) -> l
             continue
         problems += [f"{_at(lines, node.lineno)}: {problem}" for problem in dict.fromkeys(found) if problem]
     return problems
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _absolute(node: ast.ImportFrom, path: str) -> str | None:
@@ -545,7 +542,7 @@ def _within(lines: list[str], budget: int, more: str) -> list[str]:
 
 
 def _reask(path: str, problems: list[str]) -> str:
-    shown = [_cut(problem, MAX_PROBLEM_CHARS) for problem in problems[:MAX_PROBLEMS_RESTATED]]
+    shown = [shorten(problem, MAX_PROBLEM_CHARS) for problem in problems[:MAX_PROBLEMS_RESTATED]]
     if len(problems) > MAX_PROBLEMS_RESTATED:
         shown.append(f"and {len(problems) - MAX_PROBLEMS_RESTATED} more")
     listed = "\n".join(f"- {problem}" for problem in shown)

@@ -84,6 +84,7 @@ from ..files import write_atomically
 from ..llm import LLMClient
 from ..llm.errors import LLMError
 from ..sandbox import run_smoke
+from ..text import shorten
 from .answers import FileText, RepairAnswer, code_of
 
 __all__ = ["SMOKE_COMMAND", "RepairOutcome", "repairs_used", "run_and_repair"]
@@ -112,7 +113,7 @@ READ_ONLY_HEADING = "The tests involved, read-only (the tests are the specificat
 
 _PASSED_RE = re.compile(r"^PASSED (?P<node>\S+\.py::.*\S)\s*$", re.MULTILINE)
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-# `OpenSetting: ` or `pkg.config.OpenSetting: ` before the message (pytest's report can give both).
+# The exception's name before the message (`OpenSetting: `, or qualified: `pkg.config.OpenSetting: `).
 _OPEN_SETTING_PREFIX_RE = re.compile(r"^(?:(?:[\w.]*\.)?OpenSetting:\s*)+")
 # The module an import failed on: `No module named 'a.b'`, `cannot import name 'x' from 'a.b'`.
 _IMPORTED_RE = re.compile(r"No module named '(?P<missing>[\w.]+)'|cannot import name '\w+' from '(?P<from>[\w.]+)'")
@@ -393,7 +394,7 @@ def _last_failure(result: SmokeResult) -> str:
     if not result.failures:
         return result.message
     first = result.failures[0]
-    message = _clip(" ".join(first.message.split()), REASON_MESSAGE_CHARS)  # one line, however many it had
+    message = shorten(first.message, REASON_MESSAGE_CHARS)  # one line, however many it had
     if first.exception and not message.startswith(first.exception):
         message = f"{first.exception}: {message}"
     return f"{_where_and_class(first)}: {message}{_more(result.failures)}"
@@ -407,10 +408,6 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 # -- what no repair may fix -------------------------------------------------------------------------
 
 
@@ -420,14 +417,14 @@ def _unrepairable(repo: Path, failures: list[SmokeFailure]) -> str | None:
     for failure in failures:
         if (failure.exception or "").split(".")[-1] == OPEN_SETTING:
             message = _OPEN_SETTING_PREFIX_RE.sub("", " ".join(failure.message.split()), count=1)
-            message = _clip(message, OPEN_SETTING_CHARS)
+            message = shorten(message, OPEN_SETTING_CHARS)
             return (
                 "the paper leaves a setting open, which no repair may invent: "
                 f"{OPEN_SETTING} at {_where(failure)}: {message}"
             )
     for failure in failures:
         if failure.error_class == "missing-dependency" and not _imports_own_module(repo, failure):
-            message = _clip(" ".join(failure.message.split()), REASON_MESSAGE_CHARS).rstrip(".")
+            message = shorten(failure.message, REASON_MESSAGE_CHARS).rstrip(".")
             if failure.exception and not message.startswith(failure.exception):
                 message = f"{failure.exception}: {message}"
             fix = failure.suggestion or "Add the distribution that provides it to the workspace's requirements."
@@ -553,10 +550,10 @@ def _shown_files(repo: Path, names: list[str], budget: int) -> dict[str, str]:
 def _messages(
     failures: list[SmokeFailure], shown: dict[str, str], context: dict[str, str], attempts: list[str]
 ) -> list[dict[str, str]]:
-    error = _clip(_error_text(failures), ERROR_BUDGET_CHARS)
+    error = shorten(_error_text(failures), ERROR_BUDGET_CHARS, flatten=False)
     content = f"The tests (python3 -m pytest) fail:\n\n{error}\n\n"
     if attempts:
-        tried = "\n".join(f"- {_clip(attempt, ATTEMPT_CHARS)}" for attempt in attempts)
+        tried = "\n".join(f"- {shorten(attempt, ATTEMPT_CHARS)}" for attempt in attempts)
         content += f"Earlier answers to this failure that did not help (do not repeat them):\n{tried}\n\n"
     content += f"The files you may change:\n\n{_file_blocks(shown)}"
     if context:
@@ -573,12 +570,12 @@ def _error_text(failures: list[SmokeFailure]) -> str:
     blocks = []
     for index, failure in enumerate(failures, 1):
         lines = [f"{index}. {failure.error_class}" + (f" in {failure.test}" if failure.test else "")]
-        message = _clip(failure.message.strip(), MESSAGE_CHARS)
+        message = shorten(failure.message.strip(), MESSAGE_CHARS, flatten=False)
         if failure.exception and not message.startswith(failure.exception):
             message = f"{failure.exception}: {message}"
         lines.append(f"   {message}")
         for frame in failure.frames:
-            code = f": {_clip(frame.code.strip(), CODE_CHARS)}" if frame.code else ""
+            code = f": {shorten(frame.code.strip(), CODE_CHARS)}" if frame.code else ""
             function = f" in {frame.function}" if frame.function else ""
             lines.append(f"   at {frame.file}:{frame.line + 1}{function}{code}")
         if failure.suggestion:
@@ -600,7 +597,7 @@ def _usable_changes(
     for change in answer.files:
         path = _inside(repo, change.path.strip().replace("\\", "/"))
         if path is None or path not in shown or _is_test(path):
-            answered = _clip(change.path, ANSWER_PATH_CHARS)
+            answered = shorten(change.path, ANSWER_PATH_CHARS)
             if answered not in refused:
                 refused.append(answered)
             continue
@@ -629,7 +626,7 @@ def _new_divergence(repo: Path, path: str, old: str, new: str, facts: PaperFacts
 
     before = divergences(old)
     added = [message for key, message in divergences(new).items() if key not in before]
-    return _clip(added[0], MESSAGE_CHARS) if added else None
+    return shorten(added[0], MESSAGE_CHARS) if added else None
 
 
 def _inside(repo: Path, name: str) -> str | None:
