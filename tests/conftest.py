@@ -46,6 +46,25 @@ def docker_engine() -> None:
 needs_docker = pytest.mark.usefixtures("docker_engine")
 
 
+def my_containers() -> list[dict]:
+    """Labelled sandbox containers this test process owns."""
+    from paperlens.pipeline.sandbox import docker_run
+
+    mine = [f"{docker_run.LABEL}=1", f"{docker_run.OWNER_LABEL}={docker_run.owner()}"]
+    return docker_run.client().api.containers(all=True, filters={"label": mine})
+
+
+def containers_left_behind() -> dict[str, str]:
+    """This process's containers that are not parked for the next run: id -> the workspace they
+    ran on (it names the test that left them)."""
+    from paperlens.pipeline import sandbox
+    from paperlens.pipeline.sandbox import docker_run
+
+    sandbox.drain()
+    parked = set(docker_run.pooled_ids())
+    return {c["Id"][:12]: c["Labels"].get("paperlens.workspace", "") for c in my_containers() if c["Id"] not in parked}
+
+
 def pytest_sessionstart(session):
     if not LATEX_PAPERS.is_dir():
         raise pytest.UsageError(

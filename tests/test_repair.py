@@ -22,7 +22,7 @@ from paperlens.pipeline.repo.skeleton import _CONFIG_MODULE
 from paperlens.schemas import DecisionsFile, LLMSettings
 from paperlens.schemas.smoke import DEFAULT_SANDBOX_IMAGE, SandboxSettings
 
-from .conftest import EXAMPLE_PAPER, needs_docker
+from .conftest import EXAMPLE_PAPER, containers_left_behind, needs_docker
 from .local_llm import MODEL_NAME, recorded, request_body
 
 MODEL_PY = '''\
@@ -614,6 +614,7 @@ def test_a_cancel_during_the_run_of_a_repair_undoes_it(repo):
     assert (repair.number, repair.outcome, repair.smoke_status) == (1, "reverted", "error")
     assert repair.changed == ["pkg/model.py"] and "time.sleep" in repair.patch
     assert _snapshot(repo) == before
+    assert not containers_left_behind()
 
 
 def test_an_interrupt_during_the_run_of_a_repair_restores_the_files_before_it_propagates(repo):
@@ -629,6 +630,7 @@ def test_an_interrupt_during_the_run_of_a_repair_restores_the_files_before_it_pr
     watcher.join()
     assert time.monotonic() - started < SLOW_SECONDS  # it stopped the run, which sleeps that long
     assert _snapshot(repo) == before
+    assert not containers_left_behind()
 
 
 def test_an_error_after_the_run_of_a_repair_restores_the_files_before_it_propagates(repo):

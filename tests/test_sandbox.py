@@ -20,19 +20,7 @@ from paperlens.pipeline.sandbox import docker_run, images
 from paperlens.pipeline.sandbox.output import CappedOutput
 from paperlens.schemas.smoke import DEFAULT_SANDBOX_IMAGE, SandboxSettings
 
-from .conftest import needs_docker
-
-
-def _mine(api=None) -> list[dict]:
-    """Labelled containers this process owns."""
-    api = api or docker_run.client().api
-    return api.containers(all=True, filters={"label": [f"{docker_run.LABEL}=1", f"{docker_run.OWNER_LABEL}={docker_run.owner()}"]})
-
-
-def _left_behind() -> set[str]:
-    """This process's labelled containers that are not parked for the next run."""
-    sandbox.drain()
-    return {container["Id"] for container in _mine()} - set(docker_run.pooled_ids())
+from .conftest import containers_left_behind, my_containers, needs_docker
 
 
 @pytest.fixture
@@ -90,7 +78,7 @@ def test_the_workspace_is_read_only_and_scratch_is_writable(workspace, warm):
     assert result.output.count("refused") == 4 and "refused written.txt 30" in result.output  # EROFS
     assert sorted(path.name for path in workspace.iterdir()) == ["data.txt"]
     assert (workspace / "data.txt").read_text() == "kept\n"
-    assert not _left_behind()
+    assert not containers_left_behind()
 
 
 @needs_docker
@@ -156,7 +144,7 @@ def test_a_fork_bomb_is_held_at_the_pids_limit(workspace):
     assert bomb.status == "failed" and (bomb.timed_out or bomb.exit_code is not None)
     assert time.monotonic() - began < 10
     assert subprocess.run(["true"]).returncode == 0  # the host can still make processes
-    assert not _left_behind()
+    assert not containers_left_behind()
 
 
 @needs_docker
@@ -172,7 +160,7 @@ def test_an_endless_loop_is_killed_at_the_timeout(workspace):
     assert "timed out after 2 s" in result.message
     assert "looping" in "".join(seen) and "looping" in result.output
     assert result.failures and result.failures[0].error_class == "timeout"
-    assert not _left_behind()
+    assert not containers_left_behind()
 
 
 @needs_docker
@@ -195,7 +183,7 @@ def test_a_cancelled_run_is_killed_and_removed(workspace):
     assert result.status == "error" and result.message == "cancelled"
     assert "ready" in result.output
     assert time.monotonic() - began < 5
-    assert not _left_behind()
+    assert not containers_left_behind()
     assert sandbox.run_smoke(workspace, _settings(command=["true"]), cancel=cancel).message == "cancelled"
 
 
@@ -246,7 +234,7 @@ def test_the_next_container_is_made_ahead_of_time_and_used(workspace):
     sandbox.drain()
     parked = set(docker_run.pooled_ids())
     assert len(parked) >= 1
-    states = {c["Id"]: c["State"] for c in _mine()}
+    states = {c["Id"]: c["State"] for c in my_containers()}
     waiting = [cid for cid in parked if cid in states]
     assert waiting and all(states[cid] == "running" for cid in waiting)  # parked at the gate, nothing run yet
     second = docker_run.run_docker(workspace, settings.command, settings)
@@ -255,15 +243,56 @@ def test_the_next_container_is_made_ahead_of_time_and_used(workspace):
     sandbox.drain()
     now = set(docker_run.pooled_ids())
     assert len(parked - now) == 1  # the parked one ran and is gone; a new one waits in its place
-    assert not (set(states) & now - parked) and not _left_behind()
+    assert not (set(states) & now - parked) and not containers_left_behind()
     other = docker_run.run_docker(workspace, settings.command, settings.model_copy(update={"memory": "300m"}))
     assert not other.pooled  # anything different: not the parked container
     sandbox.set_prewarm(None)
     try:
         sandbox.drain()  # the last run's removal
-        assert docker_run.pooled_ids() == [] and _mine() == []
+        assert docker_run.pooled_ids() == [] and my_containers() == []
     finally:
         sandbox.set_prewarm("started")
+
+
+def _interrupt_main_thread_once_in(function_name: str) -> threading.Thread:
+    """Sends Ctrl-C (SIGINT) to the main thread as soon as it is inside `function_name`."""
+    main = threading.main_thread().ident
+
+    def watch() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            frame = sys._current_frames().get(main)
+            while frame is not None:
+                if frame.f_code.co_name == function_name:
+                    signal.pthread_kill(main, signal.SIGINT)
+                    return
+                frame = frame.f_back
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    return watcher
+
+
+@needs_docker
+def test_a_run_interrupted_while_it_waits_for_the_parked_container_leaves_none_behind(workspace):
+    """Ctrl-C while a run waits for the container being made ahead of time: that container is out
+    of the pool, and it is removed once made, not left to outlive the run."""
+    settings = _settings(command=["python3", "-c", "print('never run')"])
+    hold = threading.Event()
+    docker_run._background().submit(hold.wait, 30)  # the container made ahead queues behind this
+    assert sandbox.prepare(workspace, settings) is None
+    watcher = _interrupt_main_thread_once_in("_take")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sandbox.run_smoke(workspace, settings)
+    finally:
+        hold.set()
+        watcher.join()
+    assert not containers_left_behind()
+    again = sandbox.run_smoke(workspace, _settings(command=["python3", "-c", "print('next run')"]))
+    assert again.status == "passed" and again.output == "next run\n"
+    assert not containers_left_behind()
 
 
 # --------------------------------------------------------------------------------------------

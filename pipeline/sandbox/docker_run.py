@@ -418,7 +418,12 @@ def _take(key: tuple) -> _Parked | None:
         return None
     try:
         return future.result(timeout=API_TIMEOUT)
-    except Exception as err:
+    except BaseException as err:
+        # Not taken (a slow engine, Ctrl-C while waiting): it is out of the pool, so it is removed
+        # whenever it is made, or it would outlive this run unseen.
+        _discard(future)
+        if not isinstance(err, Exception):
+            raise
         log.info("sandbox: the container made ahead of time is not usable (%s)", err)
         return None
 
@@ -456,10 +461,14 @@ def _no_sh(err: BaseException) -> bool:
 
 
 def _discard(future: Future) -> None:
-    try:
-        parked = future.result(timeout=API_TIMEOUT)
-    except Exception:
+    """Removes the container `future` makes, now if it is made, else as soon as it is."""
+    future.add_done_callback(_remove_made)
+
+
+def _remove_made(future: Future) -> None:
+    if future.cancelled() or future.exception() is not None:
         return
+    parked = future.result()
     _close(parked)
     _remove(parked.api, parked.id)
 
@@ -574,12 +583,13 @@ def _run(
 ) -> Outcome:
     global last_timings
     began = time.perf_counter()
-    parked = _take(key)
-    container_id: str | None = parked.id if parked else None  # from here on, removed whatever happens
+    parked = container_id = None
     output = CappedOutput(settings.output_limit_bytes, on_output)
     chunks: queue.SimpleQueue = queue.SimpleQueue()
     response = sock = None
     try:
+        parked = _take(key)
+        container_id = parked.id if parked else None  # from here on, removed whatever happens
         if parked is not None and parked.started and not _still_parked(api, parked):  # it removes the dead one
             parked = container_id = None
         pooled = parked is not None
