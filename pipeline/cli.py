@@ -223,7 +223,8 @@ def _decisions_argument(parser: argparse.ArgumentParser) -> None:
 
 def _paper_for_repository(args: argparse.Namespace):
     from .decisions import load_decisions
-    from .repo.plan import Paper, paper_path_from
+    from .decisions import DECISIONS_PATH
+    from .repo.plan import Paper, path_from_repository
 
     _output_folder(args.out)
     if args.decisions is not None and not args.decisions.is_dir():
@@ -232,8 +233,14 @@ def _paper_for_repository(args: argparse.Namespace):
     if any(p.severity == "error" for p in spec.problems):
         _report_problems(spec)
         raise UserError(f"{args.paper}: the paper could not be read well enough to plan a repository from it")
-    decisions = load_decisions((args.decisions or args.out).resolve())
-    return Paper(spec=spec, readiness=assess(spec), decisions=decisions, path=paper_path_from(args.paper, args.out))
+    decisions_folder = (args.decisions or args.out).resolve()
+    return Paper(
+        spec=spec,
+        readiness=assess(spec),
+        decisions=load_decisions(decisions_folder),
+        path=path_from_repository(args.paper, args.out),
+        decisions_path=path_from_repository(decisions_folder / DECISIONS_PATH, args.out),
+    )
 
 
 def _progress(line: str) -> None:
@@ -245,7 +252,7 @@ def run_scaffold(args: argparse.Namespace) -> int:
     from .repo.skeleton import write_skeleton
 
     paper = _paper_for_repository(args)
-    plan = plan_repository(paper.spec, paper.readiness, paper.decisions, paper_path=paper.path)
+    plan = plan_repository(paper.spec, paper.readiness, paper.decisions, paper_path=paper.path, decisions_path=paper.decisions_path)
     written = write_skeleton(plan, paper.spec, paper.readiness, args.out)
     if args.format == "json":
         sys.stdout.write(plan.model_dump_json(indent=2) + "\n")

@@ -34,7 +34,7 @@ import re
 import sys
 import textwrap
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,6 +120,7 @@ class ScaffoldedModule:
     test_path: str
     test_text: str
     title: str
+    implements: dict[str, str] = field(default_factory=dict)  # equation id → its function or class here
 
 
 def scaffold_targets(spec: PaperSpec) -> list[tuple[str, str]]:
@@ -144,18 +145,23 @@ def scaffold_module(
     *,
     package: str | None = None,
     name: str | None = None,
+    provided: Mapping[str, tuple[str, str]] | None = None,
 ) -> ScaffoldedModule:
     """A module (and its shape test) for the section or algorithm `target_id` of the paper, at the
     workspace's top level or, given `package`, in that package (its test still in `tests/`); named
     `name` when given, else after the target's title (a free name).
+
+    `provided` maps an equation id to (module name, function name) of a sibling module that already
+    implements it: such an equation is imported from there, not stubbed a second time (an algorithm
+    cites the equations its sections define).
 
     Raises ValueError when `target_id` names nothing that `scaffold_targets` lists."""
     scope = _scope(spec, target_id)
     root = Path(workspace_root)
     name = name or _free_module_name(root / package if package else root, _module_name(scope), tests=root / "tests")
     path, test_path = (f"{package}/{name}.py" if package else f"{name}.py"), f"tests/test_{name}.py"
-    plan = _Plan.of(spec, readiness, scope)
-    text = _render_module(spec, scope, plan, test_path)
+    plan = _Plan.of(spec, readiness, scope, provided or {})
+    text = _render_module(spec, scope, plan, test_path, relative=package is not None)
     test_text = _render_test(scope, plan, f"{package}.{name}" if package else name, name, path)
     for rendered, where in ((text, path), (test_text, test_path)):
         compile(rendered, where, "exec")  # a generator bug (even a duplicate argument) never reaches the user's files
@@ -165,14 +171,17 @@ def scaffold_module(
         test_path=test_path,
         test_text=test_text,
         title=f"Scaffold {path} from {scope.heading}",
+        implements={unit.equation.id: unit.name for unit in plan.units if unit.equation is not None},
     )
 
 
-def module_outline(spec: PaperSpec, target_id: str) -> tuple[str, list[str]]:
-    """The module name `scaffold_module` would choose in an empty workspace, and the numbers of
-    the numbered equations the module implements."""
+def module_outline(spec: PaperSpec, target_id: str) -> tuple[str, list[str], list[str]]:
+    """The module name `scaffold_module` would choose in an empty workspace, the numbers of the
+    numbered equations the module quotes, and the ids of the equations it gives a function."""
     scope = _scope(spec, target_id)
-    return _module_name(scope), [e.number for e in scope.equations if e.number]
+    readings = {e.id: _read_equation(e) for e in scope.equations}
+    implemented = [e.id for e in _implemented(scope, readings)]
+    return _module_name(scope), [e.number for e in scope.equations if e.number], implemented
 
 
 # -- what is scaffolded -----------------------------------------------------------------------------
@@ -549,13 +558,24 @@ class _Plan:
     units: list[_Unit]
     constants: list[_Constant]
     todos: list[_Todo]
+    imports: dict[str, list[str]] = field(default_factory=dict)  # sibling module → names taken from it
 
     @classmethod
-    def of(cls, spec: PaperSpec, readiness: ReadinessReport, scope: _Scope) -> _Plan:
+    def of(cls, spec: PaperSpec, readiness: ReadinessReport, scope: _Scope, provided: Mapping[str, tuple[str, str]]) -> _Plan:
         readings = {e.id: _read_equation(e) for e in scope.equations}
         names = _Names()
-        units = []
+        imports: dict[str, list[str]] = {}
+        local, elsewhere = [], set()
         for equation in _implemented(scope, readings):
+            module, name = provided.get(equation.id, ("", ""))
+            if module and name not in names.taken:  # two siblings' same name: the second stays a stub here
+                names.taken.add(name)
+                imports.setdefault(module, []).append(name)
+                elsewhere.add(equation.id)
+            else:
+                local.append(equation)
+        units = []
+        for equation in local:
             reading = readings[equation.id]
             operator = reading.operator or ""
             if operator.isidentifier() and not keyword.iskeyword(operator) and _called_a_layer(spec, scope, operator):
@@ -568,13 +588,14 @@ class _Plan:
             units.append(_Unit(names.claim(_function_safe(title_name), scope.name_prefix), "algorithm", None, None))
         inputs = _unit_inputs(scope, units, readings)
         defined_here = {s for r in readings.values() for s in r.defined}
-        symbols = {s for e in scope.equations for s in e.symbols} | {s for symbols in inputs.values() for s in symbols}
+        symbols = {s for e in scope.equations if e.id not in elsewhere for s in e.symbols}
+        symbols |= {s for symbols in inputs.values() for s in symbols}
         conflicting = {g.setting for g in readiness.gaps if g.kind == "conflicting-values" and g.setting}
         constants, several, in_conflict = _constants(spec, scope, inputs, defined_here, conflicting)
         gaps = _gaps_in_scope(spec, readiness, scope, symbols, in_conflict)
         todos = [_gap_todo(gap) for gap in gaps]
         todos += [_several_values_todo(name, statements) for name, statements in several]
-        plan = cls(units, constants, todos)
+        plan = cls(units, constants, todos, imports)
         plan._parameters(spec, inputs, gaps, several)
         return plan
 
@@ -923,7 +944,7 @@ def _equation_title(equation: Equation, section_heading: str | None = None) -> s
     return f"Unnumbered equation{' of ' + section_heading if section_heading else ''}, {where}"
 
 
-def _render_module(spec: PaperSpec, scope: _Scope, plan: _Plan, test_path: str) -> str:
+def _render_module(spec: PaperSpec, scope: _Scope, plan: _Plan, test_path: str, *, relative: bool) -> str:
     lines = [f"{scope.heading}, scaffolded by paperlens.", ""]
     if spec.title:
         lines.append(f"Paper: “{_plain(spec.title)}”")
@@ -944,9 +965,14 @@ def _render_module(spec: PaperSpec, scope: _Scope, plan: _Plan, test_path: str) 
             f"Each function raises NotImplementedError until it is written; {test_path} checks the shape "
             "of its result. A value below is stated by the paper (quoted above it); what the paper leaves "
             "open is a TODO(paperlens) line, never a guessed value."
+            + (" An equation another module implements is imported from it." if plan.imports else "")
         ),
     ]
     out = [_docstring(lines, ""), ""]
+    if plan.imports:
+        out += ["", "# Equations this module uses, implemented (and tested) where the paper defines them."]
+        for module, names in plan.imports.items():
+            out += _import_lines(f".{module}" if relative else module, names)
     if plan.constants:
         out += ["", "# Values the paper states, each under the words that state it.", ""]
         for constant in plan.constants:

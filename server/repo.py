@@ -11,11 +11,11 @@ import stat
 from pathlib import Path
 
 from lsprotocol import types as lsp
-from paperlens.pipeline.decisions import load_decisions
+from paperlens.pipeline.decisions import DECISIONS_PATH, load_decisions
 from paperlens.pipeline.errors import DecisionsError
 from paperlens.pipeline.llm import LLMError
 from paperlens.pipeline.repo.generate import GENERATED_ROLES, generate_file
-from paperlens.pipeline.repo.plan import paper_path_from, plan_repository
+from paperlens.pipeline.repo.plan import path_from_repository, plan_repository
 from paperlens.pipeline.repo.skeleton import PLAN_PATH, skeleton_texts
 from paperlens.schemas import PaperSpec, ReadinessReport
 from paperlens.schemas.repo import PlannedFile, RepoPlan
@@ -96,7 +96,13 @@ def _repository_edit(
         decisions = load_decisions(root)
     except DecisionsError as err:
         return None, str(err)
-    plan = plan_repository(spec, readiness, decisions, paper_path=paper_path_from(Path(spec.root) / spec.main_file, out))
+    plan = plan_repository(
+        spec,
+        readiness,
+        decisions,
+        paper_path=path_from_repository(Path(spec.root) / spec.main_file, out),
+        decisions_path=path_from_repository(root / DECISIONS_PATH, out),
+    )
     texts = skeleton_texts(plan, spec, readiness, out)
     if existing := [path for path in texts if (out / path).exists()]:
         shown = ", ".join(existing[:5]) + (", …" if len(existing) > 5 else "")

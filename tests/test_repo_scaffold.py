@@ -6,15 +6,18 @@ and its tests — the smoke path included — pass in the real sandbox."""
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from pathlib import Path
 
 import pytest
 from paperlens.pipeline.cli import main
+from paperlens.pipeline.decisions import save_decisions
 from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.readiness import assess
-from paperlens.pipeline.repo.plan import package_name, plan_repository, reported_metrics
+from paperlens.pipeline.repo.plan import package_name, plan_repository
+from paperlens.pipeline.repo.results import reported_results
 from paperlens.pipeline.repo.skeleton import PLAN_PATH, write_skeleton
 from paperlens.pipeline.sandbox import run_smoke
 from paperlens.schemas import Assumption, Clarification, DecisionsFile, SandboxSettings
@@ -49,6 +52,29 @@ def test_the_plan_names_modules_after_the_papers_sections_and_algorithms(example
         for dependency in planned.depends_on:
             assert paths.index(dependency) < paths.index(planned.path), (planned.path, dependency)
     assert {"reproduce.py", "Dockerfile", "requirements.txt", "config.toml"} <= set(paths)
+    # The algorithm uses what its sections define: it imports their functions, so it comes after them.
+    assert modules["alg-1"].depends_on == [modules["sec-2.1"].path, modules["sec-2.2"].path]
+    assert modules["sec-2.1"].depends_on == []
+
+
+def test_the_algorithm_module_imports_the_equations_its_sections_implement(example, tmp_path):
+    spec, readiness = example
+    out = tmp_path / "repro"
+    plan = _plan(spec, readiness)
+    write_skeleton(plan, spec, readiness, out)
+    modules = {f.source: out / f.path for f in plan.files if f.role == "module"}
+    algorithm = ast.parse(modules["alg-1"].read_text())
+    defined = [node.name for node in algorithm.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+    assert defined == ["one_training_step_tempered_label_mixing"]
+    imported = {(node.module, node.level): [a.name for a in node.names] for node in algorithm.body if isinstance(node, ast.ImportFrom)}
+    assert imported == {
+        ("mixing_images_and_labels", 1): ["mix_input", "sample_m", "tempered_weight"],
+        ("training_objective", 1): ["consistency", "l_mix", "total_loss"],
+    }
+    for (module, _), names in imported.items():
+        section = ast.parse((out / plan.package / f"{module}.py").read_text())
+        assert set(names) <= {node.name for node in section.body if isinstance(node, ast.FunctionDef)}
+    assert "Eq. (3)" in ast.get_docstring(algorithm)  # still quoted where the steps cite it
 
 
 def test_every_config_value_quotes_its_source_and_a_conflict_stays_open(example):
@@ -91,7 +117,7 @@ def test_answers_and_assumptions_settle_what_they_settle(example):
 
 def test_the_results_the_paper_reports_are_read_from_its_results_section(example):
     spec, _ = example
-    metrics = reported_metrics(spec)
+    metrics = reported_results(spec).metrics
     assert [(m.name, m.value, m.unit) for m in metrics] == [("test_accuracy", 95.1, "%")]
     assert "95.1" in metrics[0].quote and metrics[0].location.file == "sections/experiments.tex"
 
@@ -127,9 +153,74 @@ def test_a_setting_stated_with_three_values_is_an_open_item_quoting_each(tmp_pat
 
 def test_the_methods_result_is_taken_not_the_baselines(tmp_path):
     spec, _ = _markdown_paper(tmp_path, PAPER_WITH_THREE_RATES)
-    metrics = {m.name: m for m in reported_metrics(spec)}
+    metrics = {m.name: m for m in reported_results(spec).metrics}
     assert metrics["test_accuracy"].value == 95.1 and metrics["top_1_accuracy"].value == 80.5
     assert metrics["top_1_accuracy"].quote.startswith("It also achieves") and (metrics["top_1_accuracy"].location.line, metrics["top_1_accuracy"].location.end_line) == (9, 10)  # 0-based
+
+
+PAPER_WITH_RESULTS_TABLES = """# Lambda: small attention
+
+## 1 Method
+
+We use a weight decay of 0.05.
+
+## 2 Results
+
+Lambda reaches 78.4% top-1 accuracy on ImageNet.
+
+Table 1: Results on ImageNet.
+
+| Method | Params | Top-1 Acc. (%) | FID↓ |
+|---|---|---|---|
+| ResNet-50 | 25M | 76.1 | 3.2 |
+| Lambda (ours) | 24M | 78.4 | 2.9 |
+
+Table 2: Two sizes of ours: neither row speaks for the method alone.
+
+| Method | IS↑ | Top-1 Acc. (%) |
+|---|---|---|
+| Lambda-S (ours) | 70.2 | 75.0 |
+| Lambda-L (ours) | 80.3 | 79.9 |
+
+Table 3: On another dataset.
+
+| Method | FID↓ |
+|---|---|
+| Lambda | 3.1 |
+| DiT | 4.0 |
+"""
+
+
+def test_results_are_read_from_the_methods_row_of_a_results_table(tmp_path):
+    spec, readiness = _markdown_paper(tmp_path, PAPER_WITH_RESULTS_TABLES)
+    results = reported_results(spec)
+    metrics = {m.name: m for m in results.metrics}
+    # The prose and the table agree on the accuracy; the parameter count is not a result; the
+    # baseline's 76.1 is never taken, nor either row of the table with two rows of the method's.
+    assert set(metrics) == {"top_1_accuracy"} and (metrics["top_1_accuracy"].value, metrics["top_1_accuracy"].unit) == (78.4, "%")
+    assert metrics["top_1_accuracy"].higher_is_better
+    # FID: 2.9 in Table 1, 3.1 in Table 3 (the row named as the title names the method): asked, not chosen.
+    [fid] = results.contested
+    assert fid.id == "several-results:fid" and not fid.blocking
+    assert "fid as 2.9 (paper.md:" in fid.question and "and 3.1 (paper.md:" in fid.question
+    assert [e.quote for e in fid.evidence] == [
+        "Table 1: Lambda (ours) | 24M | 78.4 | 2.9 (column “FID”)",
+        "Table 3: Lambda | 3.1 (column “FID”)",
+    ]
+    plan = _plan(spec, readiness)
+    assert "several-results:fid" in {item.id for item in plan.open_items}
+    assert [m.name for m in plan.metrics] == ["top_1_accuracy"]
+
+
+def test_a_real_papers_own_row_gives_its_results_and_no_baselines():
+    spec = read_paper(LATEX_PAPERS / "REPA-E", use_cache=False)
+    metrics = {m.name: m for m in reported_results(spec).metrics}
+    assert {name: m.value for name, m in metrics.items()} == {"gfid": 16.3, "sfid": 5.69, "is": 75.0, "precision": 0.68, "recall": 0.6}
+    assert not metrics["gfid"].higher_is_better and metrics["is"].higher_is_better
+    row = metrics["gfid"].location
+    source_line = (LATEX_PAPERS / "REPA-E" / row.file).read_text().splitlines()[row.line]  # 0-based
+    assert "REPA-E (Ours" in source_line and "16.3" in source_line
+    assert metrics["gfid"].quote.startswith("Table 7: REPA-E (Ours) | 16.3 | 5.69 | 75.0")
 
 
 def test_disagreeing_answers_or_assumptions_leave_the_setting_open(example):
@@ -189,6 +280,17 @@ def test_scaffold_writes_the_skeleton_and_refuses_to_overwrite(tmp_path, capsys)
     assert (out / "config.toml").read_text().endswith("# edited by hand\n")
 
 
+def test_a_decision_from_another_folder_is_cited_where_the_repository_reaches_it(tmp_path, capsys):
+    team = tmp_path / "team"
+    save_decisions(team, DecisionsFile(assumptions=[Assumption(id="a1", setting="betas", value="0.9, 0.999", reason="PyTorch's defaults")]))
+    out = tmp_path / "repro"
+    assert main(["scaffold", str(EXAMPLE_PAPER), "--out", str(out), "--decisions", str(team)]) == 0
+    betas = tomllib.loads((out / "config.toml").read_text())["settings"]["betas"]
+    assert (betas["provenance"], betas["quote"]) == ("assumption", "PyTorch's defaults")
+    assert betas["where"] == "../team/.paperlens/decisions.yaml" and (out / betas["where"]).is_file()
+    capsys.readouterr()
+
+
 def test_an_unreadable_paper_is_a_clear_error(tmp_path, capsys):
     broken = tmp_path / "broken.pdf"
     broken.write_bytes(b"%PDF-1.7 not really")
@@ -208,6 +310,14 @@ def _scaffold(paper: Path, out: Path) -> RepoPlan:
     assert blocking <= set(config.get("open", {}))
     for name, entry in config.get("settings", {}).items():
         assert entry["provenance"] in ("paper", "clarification", "assumption") and entry["quote"] and entry["where"], name
+    stubbed = [
+        equation
+        for planned in plan.files
+        if planned.role == "module"
+        for equation in re.findall(r": (Eq\. \([^)]*\)|the equation at \S+) of the paper is not", (out / planned.path).read_text())
+    ]
+    assert bool(stubbed) == any(f.role == "module" for f in plan.files)
+    assert len(stubbed) == len(set(stubbed)), "an equation is stubbed in two modules"
     return plan
 
 

@@ -16,7 +16,7 @@ from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.llm import LLMClient
 from paperlens.pipeline.readiness import assess
 from paperlens.pipeline.repo.generate import GENERATED_ROLES
-from paperlens.pipeline.repo.plan import Paper, paper_path_from
+from paperlens.pipeline.repo.plan import Paper, path_from_repository
 from paperlens.pipeline.repo.repair import repairs_used
 from paperlens.pipeline.sandbox import docker_run
 from paperlens.pipeline.repo.reproduce import RECORD_PATH, load_record, reproduce
@@ -30,7 +30,7 @@ pytestmark = needs_docker
 
 def _paper(out: Path) -> Paper:
     spec = read_paper(EXAMPLE_PAPER)
-    return Paper(spec=spec, readiness=assess(spec), path=paper_path_from(EXAMPLE_PAPER, out))
+    return Paper(spec=spec, readiness=assess(spec), path=path_from_repository(EXAMPLE_PAPER, out))
 
 
 def _module_texts(out: Path, record) -> dict[str, str]:

@@ -9,7 +9,7 @@ answer settles it (clarification), when the paper states it with one value (pape
 statement, quoted and located), or when the team recorded an assumption with a value; a setting the
 paper states with several different values is not chosen between, nor are disagreeing answers or
 assumptions: the setting is an open item. Every gap the config does not settle is an open item,
-blocking ones first.
+blocking ones first, and so is a result the paper reports with different values (`results.py`).
 """
 
 from __future__ import annotations
@@ -38,37 +38,23 @@ from ...schemas.repo import (
     PlannedFile,
     Provenance,
     RepoPlan,
-    ReportedMetric,
 )
 from ..decisions import DECISIONS_PATH
-from ..extract.sentences import split_sentences
-from ..ingest.positions import span_location
 from ..readiness.finders import DISCUSSION_SECTION
 from ..scaffold import module_outline, scaffold_targets
+from .results import reported_results
 
 PACKAGE_WORDS = 3  # a package name keeps this many words of the title
-RESULTS_SECTION = re.compile(r"result|experiment|evaluation|benchmark", re.IGNORECASE)
-# "reaches 95.1% test accuracy", "achieves a top-1 accuracy of 76.3%": the method's own result, not
-# the baselines it is compared with (those follow "against", "than", "for").
-_METRIC_WORDS = r"(?:top-[15]\s+|test\s+|validation\s+|mean\s+)?(?:accuracy|error(?:\s+rate)?|f1(?:\s+score)?|bleu|perplexity|miou|auc|map)"
-_REPORTED = re.compile(
-    r"\b(?:reach(?:es)?|achieves?|obtains?|attains?|gets?)\s+(?:an?\s+|the\s+)?"
-    rf"(?:(?P<value>\d+(?:\.\d+)?)\s*(?P<percent>\\?%)?\s+(?P<metric>{_METRIC_WORDS})"
-    rf"|(?P<metric2>{_METRIC_WORDS})\s+of\s+(?P<value2>\d+(?:\.\d+)?)\s*(?P<percent2>\\?%)?)",
-    re.IGNORECASE,
-)
-LOWER_IS_BETTER = ("error", "perplexity")
-OTHER_METHOD = re.compile(r"\bbaselines?\b|\bprior\b|\bprevious(?:ly)?\b|\bexisting\b|\bstate[- ]of[- ]the[- ]art\b|\bsota\b", re.IGNORECASE)
 # What the skeleton itself names: no package or module of the paper's may take these.
 RESERVED_NAMES = frozenset({"reproduce", "config", "data", "train", "evaluate", "tests", "test", "paperlens", "conftest"})
 
 
-def paper_path_from(paper: Path, out: Path) -> str:
-    """The paper as the repository's folder reaches it: relative when it can be."""
+def path_from_repository(path: Path, out: Path) -> str:
+    """A file (the paper, the decisions) as the repository's folder `out` reaches it: relative when it can be."""
     try:
-        return Path(os.path.relpath(Path(paper).resolve(), Path(out).resolve())).as_posix()
+        return Path(os.path.relpath(Path(path).resolve(), Path(out).resolve())).as_posix()
     except ValueError:  # another drive
-        return Path(paper).resolve().as_posix()
+        return Path(path).resolve().as_posix()
 
 
 @dataclass
@@ -79,14 +65,21 @@ class Paper:
     readiness: ReadinessReport
     decisions: DecisionsFile = field(default_factory=DecisionsFile)
     path: str = ""
+    decisions_path: str = DECISIONS_PATH.as_posix()  # as the repository reaches it: provenance cites it
 
 
 def plan_repository(
-    spec: PaperSpec, readiness: ReadinessReport, decisions: DecisionsFile, *, paper_path: str
+    spec: PaperSpec,
+    readiness: ReadinessReport,
+    decisions: DecisionsFile,
+    *,
+    paper_path: str,
+    decisions_path: str = DECISIONS_PATH.as_posix(),
 ) -> RepoPlan:
     package = package_name(spec.title or "paper")
     modules = _module_files(spec, package)
-    config, contested = _config(spec, decisions)
+    config, contested = _config(spec, decisions, decisions_path)
+    results = reported_results(spec)
     settled = {value.name for value in config if value.provenance.kind != "paper"}  # what the decisions settle
     files = [
         PlannedFile(path="pyproject.toml", role="config", purpose="Test settings and where the paper is, for `paperlens check`."),
@@ -146,8 +139,8 @@ def plan_repository(
         package=package,
         files=files,
         config=config,
-        open_items=_open_items(readiness, settled, contested),
-        metrics=reported_metrics(spec),
+        open_items=_open_items(readiness, settled, contested + results.contested),
+        metrics=results.metrics,
     )
 
 
@@ -182,22 +175,28 @@ def _module_files(spec: PaperSpec, package: str) -> list[PlannedFile]:
         if not section.appendix and not deeper and not DISCUSSION_SECTION.search(section.title):
             chosen.append(target)
     files, taken = [], set()
+    owner: dict[str, str] = {}  # equation id → the first module implementing it; later ones import it
     for target in chosen:
-        name, equations = module_outline(spec, target)
+        name, equations, implemented = module_outline(spec, target)
         unique, number = name, 1
         while unique in taken or unique in RESERVED_NAMES:
             number += 1
             unique = f"{name}_{number}"
         taken.add(unique)
+        path = f"{package}/{unique}.py"
         files.append(
             PlannedFile(
-                path=f"{package}/{unique}.py",
+                path=path,
                 role="module",
-                purpose=f"{labels[target]}: a function per equation, raising NotImplementedError until written.",
+                purpose=f"{labels[target]}: "
+                + ("a function per equation" if target in sections else "its steps, calling the functions of what it cites")
+                + ", raising NotImplementedError until written.",
                 source=target,
                 equations=equations,
+                depends_on=list(dict.fromkeys(owner[e] for e in implemented if e in owner)),
             )
         )
+        owner |= {e: path for e in implemented if e not in owner}
     return files
 
 
@@ -218,10 +217,10 @@ def _test_path(module_path: str) -> str:
 # -- the config --------------------------------------------------------------------------------------
 
 
-def _config(spec: PaperSpec, decisions: DecisionsFile) -> tuple[list[ConfigValue], list[OpenItem]]:
+def _config(spec: PaperSpec, decisions: DecisionsFile, decisions_path: str) -> tuple[list[ConfigValue], list[OpenItem]]:
     """The config's values, and the settings left open because their sources disagree: answers
     that differ, assumptions that differ, or a paper stating several values."""
-    decisions_location = Location(file=DECISIONS_PATH.as_posix())
+    decisions_location = Location(file=decisions_path)
     values: dict[str, ConfigValue] = {}
     contested: list[OpenItem] = []
 
@@ -317,36 +316,3 @@ def _open_items(readiness: ReadinessReport, settled: set[str], contested: list[O
 
 def _open_item(gap: Gap) -> OpenItem:
     return OpenItem(id=gap.id, setting=gap.setting, question=gap.question, blocking=gap.blocking, evidence=list(gap.evidence))
-
-
-# -- the results the paper reports ---------------------------------------------------------------------
-
-
-def reported_metrics(spec: PaperSpec) -> list[ReportedMetric]:
-    """The method's own results as the results sections' prose states them ("TLM reaches 95.1% test
-    accuracy"), one per metric, the first statement winning. A number in a clause about a baseline
-    or earlier work ("the baseline reaches 93.2%") is not the method's and is not taken."""
-    results_sections = {s.id for s in spec.sections if RESULTS_SECTION.search(s.title)}
-    found: dict[str, ReportedMetric] = {}
-    for paragraph in spec.paragraphs:
-        if paragraph.section_id not in results_sections:
-            continue
-        for start, end in split_sentences(paragraph.text):
-            sentence = paragraph.text[start:end]
-            for match in _REPORTED.finditer(sentence):
-                clause = re.split(r"[,;:]|\b(?:while|whereas|but|against|than)\b", sentence[: match.start()])[-1]
-                if OTHER_METHOD.search(clause):
-                    continue
-                metric = (match.group("metric") or match.group("metric2")).lower()
-                name = re.sub(r"\W+", "_", metric).strip("_")
-                if name in found:
-                    continue
-                found[name] = ReportedMetric(
-                    name=name,
-                    value=float(match.group("value") or match.group("value2")),
-                    unit="%" if match.group("percent") or match.group("percent2") else None,
-                    higher_is_better=not any(word in name for word in LOWER_IS_BETTER),
-                    quote=sentence,
-                    location=span_location(paragraph, start, end),
-                )
-    return list(found.values())

@@ -118,7 +118,9 @@ def reproduce(
         return step.status != "failed"
 
     def plan_step() -> str:
-        record.plan = plan_repository(paper.spec, paper.readiness, paper.decisions, paper_path=paper.path)
+        record.plan = plan_repository(
+            paper.spec, paper.readiness, paper.decisions, paper_path=paper.path, decisions_path=paper.decisions_path
+        )
         blocking = sum(item.blocking for item in record.plan.open_items)
         return (f"{len(record.plan.files)} files, {len(record.plan.config)} config values with provenance, "
                 f"{len(record.plan.open_items)} open items ({blocking} blocking)")  # fmt: skip

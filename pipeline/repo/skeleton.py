@@ -66,10 +66,14 @@ def skeleton_texts(plan: RepoPlan, spec: PaperSpec, readiness: ReadinessReport, 
     """Every file of the skeleton by relative path, in the plan's order, the plan last."""
     texts: dict[str, str] = {}
     modules = [f for f in plan.files if f.role == "module"]
+    implemented: dict[str, tuple[str, str]] = {}  # equation id → (module, name): stubbed once, imported after
     for planned in plan.files:
         if planned.role == "module":
             stem = Path(planned.path).stem
-            module = scaffold_module(spec, readiness, planned.source or "", out, package=plan.package, name=stem)
+            module = scaffold_module(
+                spec, readiness, planned.source or "", out, package=plan.package, name=stem, provided=implemented
+            )
+            implemented |= {equation: (stem, name) for equation, name in module.implements.items() if equation not in implemented}
             texts[module.path] = module.text
             texts[module.test_path] = module.test_text
         elif planned.role != "test" or planned.path == "tests/test_reproduce.py":
