@@ -230,3 +230,38 @@ def test_recording_a_finding_adds_the_next_decision(tmp_path, paper):
     decisions = record(DecisionsFile(deviations=[Deviation(id="d1", setting="lr", reason="x")]), finding, "because")
     added = decisions.deviations[-1]
     assert (added.id, added.setting, added.code_value, added.paper_value, added.file) == ("d2", "weight_decay", "5e-4", "0.05", "train.py")
+
+
+EVALUATION_PAPER = "# Small nets\n\n## 1 Setup\n\nWe train for 10 epochs with SGD, a learning rate of 0.1 and a batch size of 128.\n"
+EVALUATION_CODE = """\
+from torch.utils.data import DataLoader
+
+EVAL_BATCH_SIZE = 1024
+
+
+def evaluate(test_set):
+    return DataLoader(test_set, batch_size=512)
+
+
+val_loader = DataLoader(None, batch_size=EVAL_BATCH_SIZE)
+test_loader = DataLoader(None, batch_size=2048)
+held_out = DataLoader(valid_dataset, 96)
+train_loader = DataLoader(train_set, batch_size=64, shuffle=True)
+evaluate(None)
+"""
+EVALUATION_CONFIG = "train:\n  batch_size: 32\neval:\n  batch_size: 512\nval:\n  batch_size: 256\n"
+
+
+def test_a_batch_size_for_evaluation_is_not_the_papers_training_batch_size(tmp_path):
+    """The paper tells the evaluation batch size from the batch size; so does the code's context:
+    the loader it builds, the function it is in, the name it is read from, the data it goes with."""
+    from paperlens.pipeline.code import index_workspace
+
+    (tmp_path / "paper.md").write_text(EVALUATION_PAPER)
+    (tmp_path / "pyproject.toml").write_text('[tool.paperlens]\npaper = "paper.md"\n')
+    (tmp_path / "train.py").write_text(EVALUATION_CODE + "import yaml\ncfg = yaml.safe_load(open('config.yaml'))\n")
+    (tmp_path / "config.yaml").write_text(EVALUATION_CONFIG)
+    spec = read_paper(tmp_path / "paper.md", use_cache=False)
+    report = check(tmp_path, spec, index_workspace(tmp_path), DecisionsFile())
+    flagged = sorted((f.code.file, f.code.line + 1, f.code_value) for f in report.findings if f.setting == "batch_size")
+    assert flagged == [("config.yaml", 2, "32"), ("train.py", 13, "64")]  # the training ones, and only they

@@ -23,7 +23,7 @@ import yaml
 from ...schemas.code import CallArguments, CodeLocation, ComponentSite, FileIndex, ValueSite
 from ...schemas.paper import Location, Problem
 from .anchors import find_anchors
-from .knowledge import Signature, code_vocabulary, normalize_name, setting_of
+from .knowledge import Signature, code_vocabulary, for_evaluation, normalize_name, setting_of
 from .sites import MAX_RAW, Element, SourceText, Value, component_site, text_component, value_sites
 
 ConfigLanguage = Literal["yaml", "json", "toml", "ini"]
@@ -168,6 +168,8 @@ class _Flattener:
             self.truncated = True
             return
         setting = setting_of(key, signature)
+        if setting is not None and for_evaluation(setting, [name.rpartition(".")[0]]):
+            setting = None  # eval.batch_size: the evaluation variant, not the paper's setting
         value = node.value
         if type(value) is str:
             found = text_component(setting, key, value, parent)

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
-from ..extract.knowledge import KNOWLEDGE_DIR
+from ..extract.knowledge import KNOWLEDGE_DIR, hyperparameter_vocabulary
 
 _CAMEL_BOUNDARY_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _GREEK_INDEX_RE = re.compile(r"([a-z]+?)_?(\d+)")
 # A symbol's suffix short enough to be a subscript: λ_KL, σ_min, α_1 (not beta_schedule).
 _MAX_SUBSCRIPT = 4
 _COMPONENT_TEXT_RE = re.compile(r"[\s_\-]+")
+# Words of the paper's that make a setting its evaluation variant ("evaluation batch size"), and
+# the code words that say the same (val_loader, def evaluate, EVAL_BATCH_SIZE, cfg.test.batch_size).
+_EVALUATION_PREFIXES = frozenset({"evaluation", "eval", "test", "testing", "inference", "validation"})
+_EVALUATION_WORD_RE = re.compile(r"eval|evaluat\w*|test|testing|tests|val|valid|validat\w*|inference|infer|predict\w*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +130,18 @@ def setting_of(parameter: str, signature: Signature | None) -> str | None:
     ):
         return signature.settings.get(parameter)
     return normalize_name(parameter)
+
+
+def for_evaluation(setting: str, names: Iterable[str | None]) -> bool:
+    """Whether a value of `setting` that these code names surround (the variable it is assigned to,
+    the enclosing function, the name it is read from, the data it goes with) is the evaluation
+    variant the paper tells apart from the setting: `val_loader = DataLoader(val_set, batch_size=512)`
+    says nothing of the paper's training batch size."""
+    entry = hyperparameter_vocabulary().entries.get(setting)
+    if entry is None or not entry.exclude_prefixes & _EVALUATION_PREFIXES:
+        return False
+    words = (word for name in names if name for word in re.split(r"[^a-z0-9]+", snake_case(name.replace(".", "_"))))
+    return any(_EVALUATION_WORD_RE.fullmatch(word) for word in words)
 
 
 @functools.lru_cache(maxsize=65536)

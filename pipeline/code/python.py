@@ -60,7 +60,7 @@ from ...schemas.code import (
 )
 from ...schemas.paper import Location, Problem
 from .anchors import TextBlock, find_anchors
-from .knowledge import Signature, code_vocabulary, normalize_name, setting_of
+from .knowledge import Signature, code_vocabulary, for_evaluation, normalize_name, setting_of
 from .settle import WorkspaceFacts, merge_calls, settle
 from .sites import Element, SourceText, Value, component_site, text_component, value_sites
 
@@ -852,6 +852,8 @@ class _Indexer:
 
         written_call = dotted or self.text.segment_of_node(func)
         component = signature.component if signature is not None else None
+        # What surrounds the call: `val_loader = DataLoader(val_set, ...)` inside `def evaluate()`.
+        context = [container, scope.qualname, _dotted(node.args[0]) if node.args else None]
         # A library's parameters, or those of this file's own function called by its bare name.
         local = self._local_parameters.get(func.id, []) if type(func) is ast.Name else []
         parameters = signature.params if library else local
@@ -861,6 +863,8 @@ class _Indexer:
             if position < len(parameters):
                 parameter = parameters[position]
                 setting = setting_of(parameter, signature if library else None)
+                if setting is not None and for_evaluation(setting, [*context, _dotted(argument)]):
+                    setting = None
                 evaluation = self._evaluate(argument, scope.env)
                 if setting is not None or (
                     library and parameter in signature.defaults and evaluation.value is not None
@@ -879,6 +883,8 @@ class _Indexer:
             if keyword.arg is None:
                 continue
             setting = setting_of(keyword.arg, signature if library else None)
+            if setting is not None and for_evaluation(setting, [*context, _dotted(keyword.value)]):
+                setting = None
             evaluation = self._evaluate(keyword.value, scope.env)
             # A library's argument that has a default is kept, so a later check can tell it from the default.
             always = library and keyword.arg in signature.defaults and evaluation.value is not None
