@@ -136,6 +136,11 @@ class FileIndex(Model):
         description="Attributes this file sets on objects other than self/cls (cfg.lr = ..., "
         "parser.set_defaults(lr=...)), sorted: a config field's or a command-line default may be replaced there.",
     )
+    counted_attributes: list[str] = Field(
+        default_factory=list,
+        description="Attributes this file adds to on objects other than self/cls (trainer.step += 1), sorted: "
+        "where a class starts such an attribute (self.step = 0) it starts a count, not a setting.",
+    )
     dead_code: list[CodeLocation] = Field(
         default_factory=list,
         description="Code that never runs: after return/raise/continue/break, under `if False:` or `if TYPE_CHECKING:`.",

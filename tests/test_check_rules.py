@@ -265,3 +265,27 @@ def test_a_batch_size_for_evaluation_is_not_the_papers_training_batch_size(tmp_p
     report = check(tmp_path, spec, index_workspace(tmp_path), DecisionsFile())
     flagged = sorted((f.code.file, f.code.line + 1, f.code_value) for f in report.findings if f.setting == "batch_size")
     assert flagged == [("config.yaml", 2, "32"), ("train.py", 13, "64")]  # the training ones, and only they
+
+
+def test_an_attribute_another_function_counts_with_starts_a_count_not_a_setting(tmp_path):
+    """`self.warmup_steps = 0` in a class is the paper's 500 warm-up steps only until some code, in
+    another function or file, adds to it (`trainer.warmup_steps += 1`): then it is a counter."""
+    from paperlens.pipeline.code import index_workspace
+
+    (tmp_path / "paper.md").write_text(
+        "# Small nets\n\n## 1 Setup\n\nWe train with a learning rate of 0.1 and 500 warm-up steps.\n"
+    )
+    (tmp_path / "trainer.py").write_text("class Trainer:\n    def __init__(self):\n        self.warmup_steps = 0\n        self.lr = 0.05\n")
+    counting = "from trainer import Trainer\n\n\ndef bump(trainer):\n    trainer.warmup_steps += 1\n\n\nbump(Trainer())\n"
+    (tmp_path / "train.py").write_text(counting)
+    spec = read_paper(tmp_path / "paper.md", use_cache=False)
+
+    def flagged(index):
+        findings = check(tmp_path, spec, index, DecisionsFile()).findings
+        return sorted((f.code.file, f.setting) for f in findings if f.kind == "divergence")
+
+    index = index_workspace(tmp_path)
+    assert flagged(index) == [("trainer.py", "learning_rate")]  # the counter is silent; the learning rate is not
+    (tmp_path / "train.py").write_text(counting.replace("trainer.warmup_steps += 1", "print(trainer)"))
+    index = index_workspace(tmp_path, previous=index)  # trainer.py unchanged: settled again all the same
+    assert flagged(index) == [("trainer.py", "learning_rate"), ("trainer.py", "warmup_steps")]

@@ -107,6 +107,7 @@ class _Walked:
     used: set[str]
     imported: set[str]
     assigned: set[str]
+    counted: set[str]
     calls: dict[str, list]  # callee → [keywords, positional, unpacked], as _Indexer._calls
     headers: dict[int, str]
     accumulated: dict[str, set[str]]  # what it adds to the module scope's running totals
@@ -583,6 +584,7 @@ def _walk_segment(indexer: _Indexer, scope: _Scope, segment: _Segment, nodes: li
     indexer.values, indexer.components, indexer.docstrings, indexer.dead = [], [], [], []
     indexer.config_references, indexer.definitions, indexer._starts = [], [], []
     indexer._used, indexer.imported, indexer.assigned_attributes = set(), set(), set()
+    indexer.counted_attributes = set()
     indexer._calls, indexer._headers = {}, {}
     scope.accumulated = {}
     env_before, aliases_before = dict(scope.env), dict(indexer._aliases)
@@ -604,6 +606,7 @@ def _walk_segment(indexer: _Indexer, scope: _Scope, segment: _Segment, nodes: li
         used=indexer._used,
         imported=indexer.imported,
         assigned=indexer.assigned_attributes,
+        counted=indexer.counted_attributes,
         calls=indexer._calls,
         headers=indexer._headers,
         accumulated=scope.accumulated,
@@ -779,6 +782,7 @@ def _assemble(path: str, source: str, text: SourceText, indexer: _Indexer, segme
     indexer.components, indexer.docstrings, indexer.dead, indexer.config_references = [], [], [], []
     indexer.definitions = []
     indexer._used, indexer.imported, indexer.assigned_attributes = set(), set(), set()
+    indexer.counted_attributes = set()
     for segment in segments:
         walked = segment.walked
         offset = len(values)
@@ -795,6 +799,7 @@ def _assemble(path: str, source: str, text: SourceText, indexer: _Indexer, segme
         indexer._used |= walked.used
         indexer.imported |= walked.imported
         indexer.assigned_attributes |= walked.assigned
+        indexer.counted_attributes |= walked.counted
         headers.update(walked.headers)
         for name, signs in walked.accumulated.items():
             module.accumulated.setdefault(name, set()).update(signs)
@@ -820,7 +825,7 @@ _INDEXER_STATE = frozenset(
     {
         "vocabulary", "text", "values", "components", "docstrings", "dead", "config_references", "imported",
         "definitions", "_headers", "_used", "_exported", "_aliases", "_library_star", "_module_env",
-        "_local_parameters", "_calls", "assigned_attributes", "_signatures", "_starts",
+        "_local_parameters", "_calls", "assigned_attributes", "counted_attributes", "_signatures", "_starts",
     }
 )  # fmt: skip
 _SCOPE_FIELDS = frozenset({"kind", "qualname", "env", "config_class", "parent", "accumulated", "declared"})

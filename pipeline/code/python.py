@@ -139,10 +139,15 @@ def _file_index(path_rel: str, source: str, indexer: _Indexer, problems: list[Pr
         calls=indexer.call_arguments(),
         imported_names=sorted(indexer.imported),
         assigned_attributes=sorted(indexer.assigned_attributes),
+        counted_attributes=sorted(indexer.counted_attributes),
         dead_code=indexer.dead,
         config_references=indexer.config_references,
     )
-    facts = WorkspaceFacts(calls=merge_calls([index.calls]), assigned=frozenset(index.assigned_attributes))
+    facts = WorkspaceFacts(
+        calls=merge_calls([index.calls]),
+        assigned=frozenset(index.assigned_attributes),
+        counted=frozenset(index.counted_attributes),
+    )
     return settle(index, facts)
 
 
@@ -301,6 +306,7 @@ class _Indexer:
         self._local_parameters: dict[str, list[str]] = {}  # a module-level def or class → its parameters
         self._calls: dict[str, list] = {}  # callee → [keywords, positional, unpacked]
         self.assigned_attributes: set[str] = set()
+        self.counted_attributes: set[str] = set()
         self._signatures: dict[tuple[str, str | None, bool], tuple[Signature | None, bool]] = {}
         # Values assigned to a name, which is no setting if its scope turns out to accumulate into it:
         # (that scope, the name, the value, the range of self.values its sites take).
@@ -388,6 +394,8 @@ class _Indexer:
             owner = scope.enclosing_class()
             if owner is not None:
                 owner.accumulated.setdefault(target.attr, set()).add(sign)
+        elif type(target) is ast.Attribute and sign == "+":
+            self.counted_attributes.add(target.attr)  # trainer.step += 1: Trainer's self.step = 0 starts a count
 
     def _module_constants(self, tree: ast.Module) -> dict[str, _Binding]:
         """Module-level names bound exactly once, to a value known from literals and earlier constants;

@@ -44,6 +44,7 @@ class WorkspaceFacts:
     # where any public name may be imported by a file not read.
     imported: frozenset[str] | None = None
     assigned: frozenset[str] = frozenset()  # attributes some file sets on an object (cfg.lr = ...)
+    counted: frozenset[str] = frozenset()  # attributes some file adds to on an object (trainer.step += 1)
     config_files: frozenset[str] = frozenset()
 
     def is_imported(self, name: str, module: str) -> bool:
@@ -82,6 +83,7 @@ def settle_workspace(files: list[FileIndex]) -> list[FileIndex]:
         calls=merge_calls((file.calls for file in files), wanted),
         imported=frozenset(name for file in files for name in file.imported_names),
         assigned=frozenset(name for file in files for name in file.assigned_attributes),
+        counted=frozenset(name for file in files for name in file.counted_attributes),
         config_files=frozenset(file.file for file in files if file.language != "python"),
     )
     memo: dict[int, _Settled] = {}
@@ -122,6 +124,7 @@ class _Needs:
 
     callees: tuple[str, ...]  # callers of its defaults
     assigned: tuple[str, ...]  # attributes that would replace its config and command-line defaults
+    starts: tuple[str, ...]  # attributes its classes start (self.step = 0), which a count elsewhere makes counters
     unused: tuple[str, ...]  # its module-level definitions its own file never uses
     module: str
     references: bool  # whether it names config files
@@ -134,14 +137,21 @@ class _Needs:
             _replaced_name(site) for site in index.values if site.kind in ("config-default", "argparse-default")
         }
         unused = [f.name for f in index.functions if not f.used_in_file and "." not in f.qualname]
+        starts = {attribute for site in index.values if (attribute := _started_attribute(site))}
         return cls(
-            tuple(callees), tuple(assigned), tuple(unused), _module_name(index.file), bool(index.config_references)
+            tuple(callees),
+            tuple(assigned),
+            tuple(starts),
+            tuple(unused),
+            _module_name(index.file),
+            bool(index.config_references),
         )
 
     def fingerprint(self, facts: WorkspaceFacts) -> tuple:
         return (
             tuple(facts.calls.get(callee) for callee in self.callees),
             tuple(name in facts.assigned for name in self.assigned),
+            tuple(name in facts.counted for name in self.starts),
             tuple(facts.is_imported(name, self.module) for name in self.unused),
             facts.config_files if self.references else None,
         )
@@ -167,7 +177,10 @@ def _with_overrides(index: FileIndex, facts: WorkspaceFacts) -> list[ValueSite]:
     defaults: dict[tuple[int, int], bool] = {}
     changes: dict[int, bool] = {}
     for position, site in enumerate(values):
-        if site.kind in REPLACEABLE_KINDS:
+        if (attribute := _started_attribute(site)) is not None:
+            if (attribute in facts.counted) != site.overridden:
+                changes[position] = attribute in facts.counted  # another function counts with it
+        elif site.kind in REPLACEABLE_KINDS:
             if functions is None:
                 functions = {function.qualname: function for function in index.functions}
             overridden = _is_overridden(site, functions, facts)
@@ -197,6 +210,14 @@ def _is_overridden(site: ValueSite, functions: dict[str, FunctionSite], facts: W
         return False
     passed = facts.calls.get(_callee_name(function))
     return passed is not None and passed.sets(site.name, function.parameters)
+
+
+def _started_attribute(site: ValueSite) -> str | None:
+    """`step` for `self.step = 0`: a literal a class's attribute starts from (a count, when some code adds to it)."""
+    owner, _, attribute = site.name.partition(".")
+    if site.kind != "assignment" or owner not in ("self", "cls") or "." in attribute or site.resolved_from is not None:
+        return None
+    return attribute
 
 
 def _replaced_name(site: ValueSite) -> str:
