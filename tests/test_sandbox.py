@@ -163,6 +163,37 @@ def test_an_endless_loop_is_killed_at_the_timeout(workspace):
     assert not containers_left_behind()
 
 
+HANGING_MODEL = """\
+def train(steps):
+    step = 0
+    while step < steps:
+        step += 0  # never advances: the smoke run hangs here
+    return step
+"""
+
+
+@pytest.mark.parametrize("mode", ["docker", "local"])
+def test_a_run_stopped_at_the_time_limit_points_at_the_line_it_was_on(workspace, mode, request):
+    """At the time limit the run gets SIGABRT first: Python's faulthandler prints every thread's
+    stack, and the timeout failure is placed on the workspace line the run was executing."""
+    if mode == "docker":
+        request.getfixturevalue("docker_engine")
+    (workspace / "model.py").write_text(HANGING_MODEL)
+    (workspace / "test_model.py").write_text("from model import train\n\n\ndef test_train():\n    assert train(10) == 10\n")
+    for path in workspace.iterdir():
+        path.chmod(0o644)
+    result = sandbox.run_smoke(workspace, _settings(mode=mode, timeout_seconds=3.0))
+    assert result.status == "failed" and result.timed_out, result.output
+    assert result.duration_seconds < 3.0 + 2.0  # the stack is printed within the grace, then the run ends
+    assert "most recent call first" in result.output
+    [failure] = result.failures
+    assert failure.error_class == "timeout" and "time limit of 3 s" in failure.message
+    assert failure.location is not None and failure.location.file == "model.py"
+    assert failure.location.line in (2, 3), failure  # `while step < steps:` or its body (0-based lines)
+    if mode == "docker":
+        assert not containers_left_behind()
+
+
 @needs_docker
 def test_a_cancelled_run_is_killed_and_removed(workspace):
     cancel = threading.Event()

@@ -14,6 +14,9 @@ from .output import CappedOutput
 
 CANCEL_POLL = 0.05  # seconds between looks at the cancel event
 KILL_GRACE = 10.0  # seconds a killed run may take to report its end before it is given up on
+# Seconds a run stopped at the time limit has to print where it was (Python's faulthandler dumps its
+# stack on SIGABRT) before it is killed: the timeout then points at a line.
+DUMP_GRACE = 1.0
 
 
 @dataclass
@@ -40,6 +43,7 @@ def smoke_env(cpus: float, scratch: str | None) -> dict[str, str]:
     env = {
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
+        "PYTHONFAULTHANDLER": "1",  # SIGABRT at the time limit: the stack of every thread, then the end
         "PYTEST_ADDOPTS": "-p no:cacheprovider",
         "OMP_NUM_THREADS": threads,
         "OPENBLAS_NUM_THREADS": threads,
@@ -65,11 +69,13 @@ def watch(
     deadline: float,
     cancel: threading.Event | None,
     kill: Callable[[], None],
+    interrupt: Callable[[], None] | None = None,
 ) -> Watched:
     """Feeds output from `chunks` (bytes; anything else is the end) in the caller's thread, kills
-    the run at the deadline or on cancel, and returns when the reader reports the end."""
+    the run at the deadline or on cancel, and returns when the reader reports the end. At the
+    deadline `interrupt` (when given) asks the run to show where it is, DUMP_GRACE before the kill."""
     killed_for: str | None = None
-    give_up = math.inf
+    kill_at = give_up = math.inf
     while True:
         now = time.monotonic()
         if killed_for is None:
@@ -77,7 +83,7 @@ def watch(
             if cancel is not None:
                 wait = min(wait, CANCEL_POLL)
         else:
-            wait = min(CANCEL_POLL, give_up - now)
+            wait = min(CANCEL_POLL, max(0.0, min(kill_at, give_up) - now))
         try:
             item = chunks.get(timeout=max(0.0, wait))
         except queue.Empty:
@@ -89,11 +95,14 @@ def watch(
         now = time.monotonic()
         if killed_for is None:
             if cancel is not None and cancel.is_set():
-                killed_for = "cancel"
+                killed_for, kill_at = "cancel", now
             elif now >= deadline:
-                killed_for = "timeout"
-            if killed_for is not None:
-                give_up = now + KILL_GRACE
-                kill()
+                killed_for, kill_at = "timeout", now
+                if interrupt is not None:
+                    interrupt()
+                    kill_at = now + DUMP_GRACE
+        if give_up == math.inf and now >= kill_at:
+            give_up = now + KILL_GRACE
+            kill()
         elif now >= give_up:
             return Watched(None, killed_for, now)

@@ -15,11 +15,12 @@ lines of sh (SUPERVISOR) with the command as its arguments, and this process hol
 container's stdin through the attach connection. It waits for one line (the go), runs the command
 with an empty stdin and stderr into stdout (Docker copies the two pipes apart and mixes their
 order up otherwise), and kills it when stdin ends — which happens when this process dies, so a
-run does not outlive a killed server (its stopped container is reaped later).
+run does not outlive a killed server (its stopped container is reaped later). On SIGUSR1 (the time
+limit) it sends the run SIGABRT, so that Python's faulthandler prints where the run was.
 
 The run: attach, start (or take a parked container), send the go, read the multiplexed stream
-until it ends, `wait` for the exit status, inspect for OOMKilled. A wall-clock timeout (and the
-caller's cancel) kills the container. It is always removed: in the background right after the
+until it ends, `wait` for the exit status, inspect for OOMKilled. A wall-clock timeout (after
+DUMP_GRACE for the stack to be printed) and the caller's cancel kill the container. It is always removed: in the background right after the
 result is made (the result does not wait for it; `drain()` does; at exit the remaining work is
 done), and labelled containers a crash left behind are removed by `reap_leftovers()` (called at
 the first run in a process, and by the server at start).
@@ -80,7 +81,10 @@ SUPERVISOR = (
     "exec 3<&0; "
     '"$@" </dev/null 3<&- 2>&1 & run=$!; '  # the command: empty stdin, stderr into stdout (order kept)
     '(read -r _ <&3; kill -9 "$run" 2>/dev/null) & '  # stdin ends (this process is gone): kill the run
-    'wait "$run"'  # its exit status is the container's
+    'trap \'kill -ABRT "$run" 2>/dev/null\' USR1; '  # the time limit: faulthandler shows where it was
+    'wait "$run"; status=$?; '
+    'while kill -0 "$run" 2>/dev/null; do wait "$run"; status=$?; done; '  # a trap ends a wait early
+    'exit "$status"'  # the run's exit status is the container's
 )
 API_TIMEOUT = 60  # seconds for one Docker API call (wait and the output stream have none)
 POOL_SIZE = 2
@@ -642,7 +646,16 @@ def _run(
                 chunks.put(("error", err))
 
         threading.Thread(target=pump, name="paperlens-smoke-output", daemon=True).start()
-        watched = watch(chunks, output, deadline=start + settings.timeout_seconds, cancel=cancel, kill=lambda: _kill(api, container_id))
+        # At the time limit: the supervisor passes SIGABRT on to the run; a command run as it is gets it itself.
+        dump_signal = "SIGUSR1" if parked.supervised else "SIGABRT"
+        watched = watch(
+            chunks,
+            output,
+            deadline=start + settings.timeout_seconds,
+            cancel=cancel,
+            kill=lambda: _kill(api, container_id),
+            interrupt=lambda: _kill(api, container_id, dump_signal),
+        )
         ended = time.perf_counter()
         timings["run"] = (phase["output_end"] or ended) - went
         timings["wait"] = ended - (phase["output_end"] or ended)
@@ -706,11 +719,11 @@ def _finish(parked: _Parked, timings: dict[str, float]) -> None:
     timings["remove"] = _remove(parked.api, parked.id)
 
 
-def _kill(api: Any, container_id: str) -> None:
+def _kill(api: Any, container_id: str, signal_name: str = "SIGKILL") -> None:
     import docker.errors
 
     try:
-        api.kill(container_id)
+        api.kill(container_id, signal=signal_name)
     except docker.errors.APIError:
         pass  # it ended already
     except Exception as err:

@@ -133,7 +133,9 @@ def _timeout(lines: list[str], context: _Context, limit: float | None) -> SmokeF
                     break
                 dumps.append(block)
             last = next((block for block in dumps if block.current_thread), last)
-        if last.exception is None or last.exception.split(".")[-1] in {"KeyboardInterrupt", "SystemExit", "Timeout"}:
+        # A dump has no exception of its own (a shell may follow it with "Aborted"): it is where the run was.
+        ended = last.exception is None or last.exception.split(".")[-1] in {"KeyboardInterrupt", "SystemExit", "Timeout"}
+        if last.most_recent_first or ended:
             frames = last.frames
     limit_text = f" of {limit:g} s" if limit else ""
     return _failure(

@@ -104,7 +104,14 @@ def run_local(
 
     reader = threading.Thread(target=read, name="paperlens-smoke-local", daemon=True)
     reader.start()
-    watched = watch(chunks, output, deadline=start + settings.timeout_seconds, cancel=cancel, kill=lambda: _kill_group(process.pid))
+    watched = watch(
+        chunks,
+        output,
+        deadline=start + settings.timeout_seconds,
+        cancel=cancel,
+        kill=lambda: _kill_group(process.pid),
+        interrupt=lambda: _kill_group(process.pid, signal.SIGABRT),  # faulthandler: where it was
+    )
     _kill_group(process.pid)
     stop_reading.set()
     reader.join(timeout=2)
@@ -122,9 +129,9 @@ def run_local(
     )
 
 
-def _kill_group(pgid: int) -> None:
+def _kill_group(pgid: int, signal_number: int = signal.SIGKILL) -> None:
     try:
-        os.killpg(pgid, signal.SIGKILL)
+        os.killpg(pgid, signal_number)
     except (ProcessLookupError, PermissionError):
         pass
 
