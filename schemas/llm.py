@@ -24,6 +24,12 @@ class LLMSettings(Model):
         default=2, ge=0, le=10, description="Retries after a failed connection, a server error or an invalid answer."
     )
     max_output_tokens: int = Field(default=2048, ge=1)
+    context_tokens: int = Field(
+        default=4096,
+        ge=512,
+        description="The model's context window (prompt and answer); prompts are cut to fit what the answer leaves. "
+        "From $PAPERLENS_LLM_CONTEXT_TOKENS.",
+    )
     temperature: float = Field(default=0.0, ge=0, le=2)
     cache: bool = Field(default=True, description="Keep answers on disk, keyed by endpoint, model and request.")
 

@@ -22,7 +22,8 @@ from paperlens.pipeline.check import PaperFacts, paper_facts
 from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.llm import LLMClient, LLMError
 from paperlens.pipeline.readiness import assess
-from paperlens.pipeline.repo.generate import PROMPT_BUDGET_CHARS, generate_file, generate_modules
+from paperlens.pipeline.llm import prompt_budget_chars
+from paperlens.pipeline.repo.generate import generate_file, generate_modules
 from paperlens.pipeline.scaffold import scaffold_module
 from paperlens.schemas import DecisionsFile, LLMSettings, PaperSpec, ReadinessReport
 from paperlens.schemas.repo import GeneratedFile, PlannedFile, RepoPlan
@@ -228,7 +229,7 @@ def test_the_prompt_holds_the_file_its_equations_the_names_it_may_import_and_the
     names = "def mix_input(m, x_i, x_j); def sample_m(alpha); def mix_label(w, y_i, y_j); def tempered_weight(m, tau)"
     assert f"- tlm.mixing: {names}" in user
     assert "numpy" in system and "`Eq. (N)` anchor" in system and "No file or network I/O" in system
-    assert prompt_chars(request) <= PROMPT_BUDGET_CHARS
+    assert prompt_chars(request) <= prompt_budget_chars(LLMSettings())  # the defaults: a 4,096-token context
 
 
 def test_a_long_equation_list_is_cut_first_and_the_file_is_never_cut(repo, example):
@@ -253,7 +254,14 @@ def test_a_long_equation_list_is_cut_first_and_the_file_is_never_cut(repo, examp
     assert scaffold in user
     assert "Eq. (4):" in user and "- tlm.mixing: def mix_input" in user, "the first equations and the imports stay"
     assert "Eq. (69):" not in user and "more, quoted in the file's docstrings" in user
-    assert PROMPT_BUDGET_CHARS - 500 < prompt_chars(sent[0]) <= PROMPT_BUDGET_CHARS
+    budget = prompt_budget_chars(client.settings)
+    assert budget - 500 < prompt_chars(sent[0]) <= budget
+
+    # A model with a larger context is shown every equation.
+    roomy = client_answering(answer(objective_answer(root, "")), sent=sent, context_tokens=32_768)
+    generate_file(root, objective, plan, long_spec, roomy, facts_of(example))
+    [user] = user_messages(sent[-1])
+    assert "Eq. (69):" in user and "more, quoted" not in user
 
 
 def test_a_syntax_error_is_asked_again_with_the_problem_and_the_second_answer_kept(repo, example):

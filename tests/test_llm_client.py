@@ -10,7 +10,7 @@ import httpx2
 import pytest
 from pydantic import BaseModel
 
-from paperlens.pipeline.llm import LLMClient, LLMError, LLMNotConfigured, LLMUnavailable, settings_from_env
+from paperlens.pipeline.llm import LLMClient, LLMError, LLMNotConfigured, LLMUnavailable, prompt_budget_chars, settings_from_env
 from paperlens.schemas import LLMSettings
 
 from .local_llm import (
@@ -229,3 +229,15 @@ def test_an_answer_cut_at_the_token_bound_is_an_llm_error():
     )
     with pytest.raises(LLMError, match="cut off at 5 tokens"):
         json_object_only.structured(QUESTION, Sum, purpose="test")
+
+
+def test_the_prompt_budget_is_what_the_context_leaves_beside_the_answer():
+    settings = settings_from_env({"PAPERLENS_LLM_CONTEXT_TOKENS": "32768", "PAPERLENS_LLM_MAX_TOKENS": "4096"})
+    assert (settings.context_tokens, settings.max_output_tokens) == (32768, 4096)
+    small, large = prompt_budget_chars(LLMSettings()), prompt_budget_chars(settings)
+    assert small == (4096 - 2048) * 3 and large == (32768 - 4096) * 3  # about 3 characters a token
+    squeezed = LLMSettings(context_tokens=4096, max_output_tokens=4000)
+    assert prompt_budget_chars(squeezed) > 0  # an answer bound near the context still leaves a quarter
+    for bad in ("lots", "100", "-5"):
+        with pytest.raises(LLMError, match="PAPERLENS_LLM_CONTEXT_TOKENS must be a whole number of tokens"):
+            settings_from_env({"PAPERLENS_LLM_CONTEXT_TOKENS": bad})

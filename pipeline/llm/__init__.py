@@ -3,7 +3,16 @@
 Nothing else in paperlens needs it. Start at `client.py::LLMClient.structured`.
 """
 
-from .client import LLMClient, Usage, settings_from_env
+from .client import CHARS_PER_TOKEN, LLMClient, Usage, prompt_budget_chars, settings_from_env
 from .errors import LLMError, LLMNotConfigured, LLMUnavailable
 
-__all__ = ["LLMClient", "LLMError", "LLMNotConfigured", "LLMUnavailable", "Usage", "settings_from_env"]
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "LLMClient",
+    "LLMError",
+    "LLMNotConfigured",
+    "LLMUnavailable",
+    "Usage",
+    "prompt_budget_chars",
+    "settings_from_env",
+]

@@ -33,6 +33,8 @@ BASE_URL_ENV = "PAPERLENS_LLM_BASE_URL"
 MODEL_ENV = "PAPERLENS_LLM_MODEL"
 MAX_TOKENS_ENV = "PAPERLENS_LLM_MAX_TOKENS"
 TIMEOUT_ENV = "PAPERLENS_LLM_TIMEOUT"
+CONTEXT_ENV = "PAPERLENS_LLM_CONTEXT_TOKENS"
+CHARS_PER_TOKEN = 3  # code, LaTeX and quotes measured 2.8-3.1 characters per token
 FALLBACK_API_KEY_ENV = "OPENAI_API_KEY"
 
 # Local servers ignore the key, but the openai client refuses to start without one.
@@ -52,14 +54,18 @@ class Usage:
 
 def settings_from_env(environ: Mapping[str, str] | None = None) -> LLMSettings:
     """Settings from $PAPERLENS_LLM_BASE_URL, $PAPERLENS_LLM_MODEL and, optionally,
-    $PAPERLENS_LLM_MAX_TOKENS and $PAPERLENS_LLM_TIMEOUT (seconds per request); unset ones keep
-    their defaults. A malformed number is an LLMError."""
+    $PAPERLENS_LLM_MAX_TOKENS, $PAPERLENS_LLM_CONTEXT_TOKENS and $PAPERLENS_LLM_TIMEOUT (seconds per
+    request); unset ones keep their defaults. A malformed number is an LLMError."""
     environ = os.environ if environ is None else environ
     settings = LLMSettings(base_url=environ.get(BASE_URL_ENV) or None, model=environ.get(MODEL_ENV) or None)
     if max_tokens := environ.get(MAX_TOKENS_ENV):
         if not max_tokens.isdigit() or int(max_tokens) < 1:
             raise LLMError(f"${MAX_TOKENS_ENV} must be a positive whole number, not {max_tokens!r}")
         settings = settings.model_copy(update={"max_output_tokens": int(max_tokens)})
+    if context := environ.get(CONTEXT_ENV):
+        if not context.isdigit() or int(context) < 512:
+            raise LLMError(f"${CONTEXT_ENV} must be a whole number of tokens, 512 or more, not {context!r}")
+        settings = settings.model_copy(update={"context_tokens": int(context)})
     if timeout := environ.get(TIMEOUT_ENV):
         try:
             seconds = float(timeout)
@@ -69,6 +75,13 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> LLMSettings:
             raise LLMError(f"${TIMEOUT_ENV} must be a positive number of seconds, not {timeout!r}")
         settings = settings.model_copy(update={"timeout_seconds": seconds})
     return settings
+
+
+def prompt_budget_chars(settings: LLMSettings) -> int:
+    """How many characters a prompt may take: the context less the answer's tokens (at least a
+    quarter of the context), in characters."""
+    tokens = max(settings.context_tokens - settings.max_output_tokens, settings.context_tokens // 4)
+    return tokens * CHARS_PER_TOKEN
 
 
 def read_api_key(settings: LLMSettings) -> str | None:

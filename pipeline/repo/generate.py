@@ -20,8 +20,8 @@ imports, and the rules. Its answer is untrusted input, kept only when
 A refused answer is asked again with what was wrong, up to `attempts` answers in all; when none
 passes, the scaffold stays. An LLMError (no endpoint, no valid answer) propagates to the caller.
 
-The prompt is bounded for the smallest context paperlens is used with (4,096 tokens, the local test
-model's): half for the prompt, the rest for an answer that restates the whole file. A file whose
+The prompt is bounded by the model's context (`context_tokens`, 4,096 by default, the local test
+model's) less the answer's `max_output_tokens`: the answer restates the whole file. A file whose
 answer could not fit the client's `max_output_tokens` is not asked for at all: the answer would be cut
 off, and that is an LLMError that stops the step.
 """
@@ -41,7 +41,7 @@ from ...schemas.repo import GeneratedFile, PlannedFile, RepoPlan
 from ..check import PaperFacts, WorkspaceContext, check_file, paper_facts
 from ..code import index_source
 from ..files import write_atomically
-from ..llm import LLMClient
+from ..llm import CHARS_PER_TOKEN, LLMClient, prompt_budget_chars
 from ..sandbox.deps import (
     covering_names,
     declared_requirements,
@@ -56,9 +56,6 @@ __all__ = ["generate_file", "generate_modules"]
 log = logging.getLogger(__name__)
 
 PURPOSE = "generate-module"
-PROMPT_BUDGET_TOKENS = 2048  # half of a 4,096-token context; the answer restates the file in the other half
-CHARS_PER_TOKEN = 3  # scaffolds (code, LaTeX, quotes) measured 2.8-3.1 characters per token
-PROMPT_BUDGET_CHARS = PROMPT_BUDGET_TOKENS * CHARS_PER_TOKEN
 MAX_PROBLEMS_RESTATED = 6  # a re-ask names this many problems at most, each cut to MAX_PROBLEM_CHARS
 MAX_PROBLEM_CHARS = 300
 MAX_QUOTED_LINE_CHARS = 80
@@ -112,7 +109,7 @@ def generate_file(
             f"model may write ({client.settings.max_output_tokens}, max_output_tokens); raise that bound"
         )
         return None, GeneratedFile(path=planned.path, status="kept-scaffold", attempts=0, problems=[problem])
-    messages = _messages(planned, spec, current, context)
+    messages = _messages(planned, spec, current, context, prompt_budget_chars(client.settings))
     conversation = messages
     refused: list[str] = []
     for attempt in range(1, attempts + 1):
@@ -476,7 +473,7 @@ def _value_findings(
 # -- the prompt --------------------------------------------------------------------------------------
 
 
-def _messages(planned: PlannedFile, spec: PaperSpec, current: str, context: _Context) -> list[dict[str, str]]:
+def _messages(planned: PlannedFile, spec: PaperSpec, current: str, context: _Context, budget: int) -> list[dict[str, str]]:
     distributions = ", ".join(context.distributions) or "no other distribution"
     system = SYSTEM_PROMPT.format(distributions=distributions, package=context.package)
     head = f"File: {planned.path}" + (f" ({planned.purpose})" if planned.purpose else "")
@@ -489,7 +486,7 @@ def _messages(planned: PlannedFile, spec: PaperSpec, current: str, context: _Con
         parts.append("Modules of the repository it may import:\n" + ("\n".join(modules) or "(none)"))
         return "\n\n".join([*parts, body])
 
-    room = PROMPT_BUDGET_CHARS - len(system) - len(user([""], ["(none)"]))
+    room = budget - len(system) - len(user([""], ["(none)"]))
     # The equations are also quoted in the file's docstrings, so they give way first.
     modules = _within(_dependency_lines(context), room, "- … and {} more modules")
     room -= sum(len(line) + 1 for line in modules)

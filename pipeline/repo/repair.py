@@ -33,8 +33,8 @@ ends (so a caller can save the record from `on_progress`):
   for a failure whose frames name only tests, the repository's modules each failing test file
   imports (`pkg.mod`, `from pkg import mod`, `from pkg.mod import name`: `pkg/mod.py` or
   `pkg/mod/__init__.py`, also under `src/`, when the repository has it). The tests in the frames
-  follow, marked read-only, as context. As many files as fit a prompt small enough for a
-  4096-token context, the changeable ones first. The model answers with the whole new texts of the
+  follow, marked read-only, as context. As many files as fit the prompt the model's context
+  leaves beside its answer (`prompt_budget_chars`), the changeable ones first. The model answers with the whole new texts of the
   files it changes (`RepairAnswer`). Its answer is untrusted:
   - a path outside the implicated files (so any test), or leaving the repository, is refused
     (`refused`), never written; a Python text that does not parse is skipped: it cannot repair
@@ -81,7 +81,7 @@ from ...schemas.smoke import SandboxSettings, SmokeFailure, SmokeResult
 from ..check import PaperFacts, check_file
 from ..code import index_source
 from ..files import write_atomically
-from ..llm import LLMClient
+from ..llm import LLMClient, prompt_budget_chars
 from ..llm.errors import LLMError
 from ..sandbox import run_smoke
 from ..text import shorten
@@ -95,10 +95,11 @@ PURPOSE = "repair"
 # What a scaffolded repository's config.py raises when code reads a setting the paper leaves open.
 OPEN_SETTING = "OpenSetting"
 
-# The prompt must fit a 4096-token context with room for the answer, which repeats whole files:
-# at most about 2,000 tokens of prompt leave as many for the answer.
-FILES_BUDGET_CHARS = 4_000
+# The prompt fits the model's context with room for the answer, which repeats whole files: the
+# error (structured, cut to ERROR_BUDGET_CHARS) and the instructions first, the files in what is left.
 ERROR_BUDGET_CHARS = 1_500
+INSTRUCTIONS_CHARS = 600
+MIN_FILES_CHARS = 1_000
 FAILURES_SHOWN = 3
 ATTEMPTS_SHOWN = 2
 ATTEMPT_CHARS = 300
@@ -212,7 +213,8 @@ class _Loop:
                 return self._needs_human("cancelled")
             failures = result.failures[:FAILURES_SHOWN]
             implicated, tests = _implicated(self.repo, failures)
-            shown = _shown_files(self.repo, implicated, FILES_BUDGET_CHARS)
+            files_budget = max(prompt_budget_chars(self.client.settings) - ERROR_BUDGET_CHARS - INSTRUCTIONS_CHARS, MIN_FILES_CHARS)
+            shown = _shown_files(self.repo, implicated, files_budget)
             if not shown:
                 if implicated:
                     what = f"only files too long to show the model ({', '.join(implicated)})"
@@ -227,7 +229,7 @@ class _Loop:
                 return self._needs_human(f"the failure points at {what}, so nothing can be repaired: {fails}")
             number += 1
             left_out = [name for name in implicated if name not in shown]
-            context = _shown_files(self.repo, tests, FILES_BUDGET_CHARS - sum(map(len, shown.values())))
+            context = _shown_files(self.repo, tests, files_budget - sum(map(len, shown.values())))
             current, stop = self._repair(self.client, number, current, failures, shown, context, left_out)
             if stop is not None:
                 return self._needs_human(stop)
