@@ -222,8 +222,7 @@ def _decisions_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _paper_for_repository(args: argparse.Namespace):
-    from .decisions import load_decisions
-    from .decisions import DECISIONS_PATH
+    from .decisions import DECISIONS_PATH, load_decisions
     from .repo.plan import Paper, path_from_repository
 
     _output_folder(args.out)

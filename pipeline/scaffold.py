@@ -971,7 +971,7 @@ def _render_module(spec: PaperSpec, scope: _Scope, plan: _Plan, test_path: str, 
     out = [_docstring(lines, ""), ""]
     if plan.imports:
         out += ["", "# Equations this module uses, implemented (and tested) where the paper defines them."]
-        for module, names in plan.imports.items():
+        for module, names in sorted(plan.imports.items()):
             out += _import_lines(f".{module}" if relative else module, names)
     if plan.constants:
         out += ["", "# Values the paper states, each under the words that state it.", ""]

@@ -53,7 +53,11 @@ class ValueSite(Model):
     resolved_from: CodeLocation | None = Field(
         default=None, description="Where the value was found when it flowed from a name (a constant, a default)."
     )
-    overridden: bool = Field(default=False, description="A default that a call in the workspace overrides.")
+    overridden: bool = Field(
+        default=False,
+        description="A default that a call in the workspace overrides, or a class's attribute starting from zero that "
+        "code elsewhere adds to (a count): either way not the value the run uses as a setting.",
+    )
     live: bool = Field(default=True, description="False in code that never runs (after return, under `if False:`).")
     location: CodeLocation
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from .base import Model
 from .gaps import GapCategory
 
 MAX_GAP_CANDIDATES = 8
+MIN_PROMPT_TOKENS = 256  # what the context must leave beside the answer for any prompt at all
 
 
 class LLMSettings(Model):
@@ -32,6 +33,16 @@ class LLMSettings(Model):
     )
     temperature: float = Field(default=0.0, ge=0, le=2)
     cache: bool = Field(default=True, description="Keep answers on disk, keyed by endpoint, model and request.")
+
+    @model_validator(mode="after")
+    def _room_for_a_prompt(self) -> LLMSettings:
+        if self.context_tokens - self.max_output_tokens < MIN_PROMPT_TOKENS:
+            raise ValueError(
+                f"an answer of up to {self.max_output_tokens} tokens (max_output_tokens) leaves less than "
+                f"{MIN_PROMPT_TOKENS} tokens of the {self.context_tokens}-token context (context_tokens) for the "
+                "prompt: lower the first or raise the second"
+            )
+        return self
 
 
 class GapCandidate(Model):

@@ -62,7 +62,7 @@ def containers_left_behind() -> dict[str, str]:
 
     sandbox.drain()
     parked = set(docker_run.pooled_ids())
-    return {c["Id"][:12]: c["Labels"].get("paperlens.workspace", "") for c in my_containers() if c["Id"] not in parked}
+    return {c["Id"][:12]: c["Labels"].get(docker_run.WORKSPACE_LABEL, "") for c in my_containers() if c["Id"] not in parked}
 
 
 def pytest_sessionstart(session):

@@ -243,18 +243,36 @@ def evaluate(test_set):
     return DataLoader(test_set, batch_size=512)
 
 
+def train_and_evaluate(data):
+    return DataLoader(data, batch_size=32)  # training
+
+
+class Predictor:
+    def fit(self, data):
+        return DataLoader(data, batch_size=48)  # training
+
+
 val_loader = DataLoader(None, batch_size=EVAL_BATCH_SIZE)
 test_loader = DataLoader(None, batch_size=2048)
 held_out = DataLoader(valid_dataset, 96)
-train_loader = DataLoader(train_set, batch_size=64, shuffle=True)
+train_loader = DataLoader(train_set, batch_size=64, shuffle=True)  # training
+split_loader = DataLoader(train_val_split, batch_size=80)  # training
 evaluate(None)
+train_and_evaluate(None)
+Predictor().fit(None)
 """
-EVALUATION_CONFIG = "train:\n  batch_size: 32\neval:\n  batch_size: 512\nval:\n  batch_size: 256\n"
+EVALUATION_CONFIG = (
+    "train:\n  batch_size: 16  # training\n"
+    "eval:\n  batch_size: 512\n"
+    "val:\n  batch_size: 256\n"
+    "test_run:\n  training:\n    batch_size: 24  # training\n"
+)
 
 
 def test_a_batch_size_for_evaluation_is_not_the_papers_training_batch_size(tmp_path):
-    """The paper tells the evaluation batch size from the batch size; so does the code's context:
-    the loader it builds, the function it is in, the name it is read from, the data it goes with."""
+    """The paper tells the evaluation batch size from the batch size; so does the code's context,
+    nearest first: the name the value is read from, the loader it builds, the data it goes with,
+    the function it is in. A name that says training wins (train_and_evaluate, train_val_split)."""
     from paperlens.pipeline.code import index_workspace
 
     (tmp_path / "paper.md").write_text(EVALUATION_PAPER)
@@ -263,8 +281,14 @@ def test_a_batch_size_for_evaluation_is_not_the_papers_training_batch_size(tmp_p
     (tmp_path / "config.yaml").write_text(EVALUATION_CONFIG)
     spec = read_paper(tmp_path / "paper.md", use_cache=False)
     report = check(tmp_path, spec, index_workspace(tmp_path), DecisionsFile())
-    flagged = sorted((f.code.file, f.code.line + 1, f.code_value) for f in report.findings if f.setting == "batch_size")
-    assert flagged == [("config.yaml", 2, "32"), ("train.py", 13, "64")]  # the training ones, and only they
+    flagged = sorted((f.code.file, f.code.line) for f in report.findings if f.setting == "batch_size")
+    expected = [
+        (file, number)
+        for file, text in (("config.yaml", EVALUATION_CONFIG), ("train.py", EVALUATION_CODE))
+        for number, line in enumerate(text.splitlines())
+        if line.endswith("# training")
+    ]
+    assert flagged == expected and len(expected) == 6  # the training ones, and only they
 
 
 def test_an_attribute_another_function_counts_with_starts_a_count_not_a_setting(tmp_path):
@@ -273,10 +297,12 @@ def test_an_attribute_another_function_counts_with_starts_a_count_not_a_setting(
     from paperlens.pipeline.code import index_workspace
 
     (tmp_path / "paper.md").write_text(
-        "# Small nets\n\n## 1 Setup\n\nWe train with a learning rate of 0.1 and 500 warm-up steps.\n"
+        "# Small nets\n\n## 1 Setup\n\nWe train for 10 epochs with a learning rate of 0.1 and 500 warm-up steps.\n"
     )
-    (tmp_path / "trainer.py").write_text("class Trainer:\n    def __init__(self):\n        self.warmup_steps = 0\n        self.lr = 0.05\n")
-    counting = "from trainer import Trainer\n\n\ndef bump(trainer):\n    trainer.warmup_steps += 1\n\n\nbump(Trainer())\n"
+    (tmp_path / "trainer.py").write_text(
+        "class Trainer:\n    def __init__(self):\n        self.warmup_steps = 0\n        self.lr = 0.05\n        self.epochs = 100\n"
+    )
+    counting = "from trainer import Trainer\n\n\ndef bump(trainer):\n    trainer.warmup_steps += 1\n    trainer.epochs += 1\n\n\nbump(Trainer())\n"
     (tmp_path / "train.py").write_text(counting)
     spec = read_paper(tmp_path / "paper.md", use_cache=False)
 
@@ -285,7 +311,8 @@ def test_an_attribute_another_function_counts_with_starts_a_count_not_a_setting(
         return sorted((f.code.file, f.setting) for f in findings if f.kind == "divergence")
 
     index = index_workspace(tmp_path)
-    assert flagged(index) == [("trainer.py", "learning_rate")]  # the counter is silent; the learning rate is not
+    # The counter from zero is silent; 100 epochs is a setting whatever adds to an `epochs` elsewhere.
+    assert flagged(index) == [("trainer.py", "epochs"), ("trainer.py", "learning_rate")]
     (tmp_path / "train.py").write_text(counting.replace("trainer.warmup_steps += 1", "print(trainer)"))
     index = index_workspace(tmp_path, previous=index)  # trainer.py unchanged: settled again all the same
-    assert flagged(index) == [("trainer.py", "learning_rate"), ("trainer.py", "warmup_steps")]
+    assert flagged(index) == [("trainer.py", "epochs"), ("trainer.py", "learning_rate"), ("trainer.py", "warmup_steps")]

@@ -212,6 +212,29 @@ def test_results_are_read_from_the_methods_row_of_a_results_table(tmp_path):
     assert [m.name for m in plan.metrics] == ["top_1_accuracy"]
 
 
+PAPER_WITH_LOOKALIKE_RESULTS = """# Lambda: small attention
+
+## 2 Results
+
+Lambda achieves a 1.2% accuracy improvement over mixup. We stop once it reaches 90% validation accuracy.
+We get 3 error cases. Lambda reaches 95.1% test accuracy.
+
+Table 1: Results.
+
+| Method | Test accuracy | ΔFID↓ | Is pretrained | Map size |
+|---|---|---|---|---|
+| Lambda (ours) | 0.951 | 0.3 | 1 | 64 |
+"""
+
+
+def test_differences_thresholds_and_lookalike_headers_are_not_results(tmp_path):
+    spec, _ = _markdown_paper(tmp_path, PAPER_WITH_LOOKALIKE_RESULTS)
+    results = reported_results(spec)
+    # 95.1% in the prose and 0.951 in the table are one result; nothing else is one.
+    assert [(m.name, m.value, m.unit) for m in results.metrics] == [("test_accuracy", 95.1, "%")]
+    assert results.contested == []
+
+
 def test_a_real_papers_own_row_gives_its_results_and_no_baselines():
     spec = read_paper(LATEX_PAPERS / "REPA-E", use_cache=False)
     metrics = {m.name: m for m in reported_results(spec).metrics}

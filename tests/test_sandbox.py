@@ -184,6 +184,7 @@ def test_a_run_stopped_at_the_time_limit_points_at_the_line_it_was_on(workspace,
         path.chmod(0o644)
     result = sandbox.run_smoke(workspace, _settings(mode=mode, timeout_seconds=3.0))
     assert result.status == "failed" and result.timed_out, result.output
+    assert result.exit_code == 134  # SIGABRT's status, passed on by the container's supervisor
     assert result.duration_seconds < 3.0 + 2.0  # the stack is printed within the grace, then the run ends
     assert "most recent call first" in result.output
     [failure] = result.failures

@@ -168,7 +168,7 @@ class _Flattener:
             self.truncated = True
             return
         setting = setting_of(key, signature)
-        if setting is not None and for_evaluation(setting, [name.rpartition(".")[0]]):
+        if setting is not None and for_evaluation(setting, [name.rpartition(".")[0].rpartition(".")[2]]):
             setting = None  # eval.batch_size: the evaluation variant, not the paper's setting
         value = node.value
         if type(value) is str:

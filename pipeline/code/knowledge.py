@@ -21,6 +21,7 @@ _COMPONENT_TEXT_RE = re.compile(r"[\s_\-]+")
 # the code words that say the same (val_loader, def evaluate, EVAL_BATCH_SIZE, cfg.test.batch_size).
 _EVALUATION_PREFIXES = frozenset({"evaluation", "eval", "test", "testing", "inference", "validation"})
 _EVALUATION_WORD_RE = re.compile(r"eval|evaluat\w*|test|testing|tests|val|valid|validat\w*|inference|infer|predict\w*")
+_TRAINING_WORD_RE = re.compile(r"train\w*|fit|finetun\w*|pretrain\w*|optimi[sz]\w*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,15 +134,21 @@ def setting_of(parameter: str, signature: Signature | None) -> str | None:
 
 
 def for_evaluation(setting: str, names: Iterable[str | None]) -> bool:
-    """Whether a value of `setting` that these code names surround (the variable it is assigned to,
-    the enclosing function, the name it is read from, the data it goes with) is the evaluation
-    variant the paper tells apart from the setting: `val_loader = DataLoader(val_set, batch_size=512)`
-    says nothing of the paper's training batch size."""
+    """Whether a value of `setting` is the evaluation variant the paper tells apart from the setting
+    (an "evaluation batch size"): `val_loader = DataLoader(val_set, batch_size=512)` says nothing of
+    the paper's training batch size. `names` surround the value, nearest first (the name it is read
+    from, the variable it is assigned to, the data it goes with, the enclosing function); the first
+    that names training or evaluation decides, and training wins within one name (train_and_evaluate)."""
     entry = hyperparameter_vocabulary().entries.get(setting)
     if entry is None or not entry.exclude_prefixes & _EVALUATION_PREFIXES:
         return False
-    words = (word for name in names if name for word in re.split(r"[^a-z0-9]+", snake_case(name.replace(".", "_"))))
-    return any(_EVALUATION_WORD_RE.fullmatch(word) for word in words)
+    for name in names:
+        words = re.split(r"[^a-z0-9]+", snake_case(name.replace(".", "_"))) if name else []
+        if any(_TRAINING_WORD_RE.fullmatch(word) for word in words):
+            return False
+        if any(_EVALUATION_WORD_RE.fullmatch(word) for word in words):
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=65536)

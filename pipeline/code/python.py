@@ -860,8 +860,9 @@ class _Indexer:
 
         written_call = dotted or self.text.segment_of_node(func)
         component = signature.component if signature is not None else None
-        # What surrounds the call: `val_loader = DataLoader(val_set, ...)` inside `def evaluate()`.
-        context = [container, scope.qualname, _dotted(node.args[0]) if node.args else None]
+        # What surrounds the call, nearest first: `val_loader = DataLoader(val_set, ...)` in `def evaluate()`.
+        function = scope.qualname.rsplit(".", 1)[-1] if scope.kind == "function" and scope.qualname else None
+        context = [container, _dotted(node.args[0]) if node.args else None, function]
         # A library's parameters, or those of this file's own function called by its bare name.
         local = self._local_parameters.get(func.id, []) if type(func) is ast.Name else []
         parameters = signature.params if library else local
@@ -871,7 +872,7 @@ class _Indexer:
             if position < len(parameters):
                 parameter = parameters[position]
                 setting = setting_of(parameter, signature if library else None)
-                if setting is not None and for_evaluation(setting, [*context, _dotted(argument)]):
+                if setting is not None and for_evaluation(setting, [_dotted(argument), *context]):
                     setting = None
                 evaluation = self._evaluate(argument, scope.env)
                 if setting is not None or (
@@ -891,7 +892,7 @@ class _Indexer:
             if keyword.arg is None:
                 continue
             setting = setting_of(keyword.arg, signature if library else None)
-            if setting is not None and for_evaluation(setting, [*context, _dotted(keyword.value)]):
+            if setting is not None and for_evaluation(setting, [_dotted(keyword.value), *context]):
                 setting = None
             evaluation = self._evaluate(keyword.value, scope.env)
             # A library's argument that has a default is kept, so a later check can tell it from the default.

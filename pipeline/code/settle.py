@@ -213,11 +213,12 @@ def _is_overridden(site: ValueSite, functions: dict[str, FunctionSite], facts: W
 
 
 def _started_attribute(site: ValueSite) -> str | None:
-    """`step` for `self.step = 0`: a literal a class's attribute starts from (a count, when some code adds to it)."""
+    """`step` for `self.step = 0`: a class's attribute starting from zero (a count, when some code
+    adds to it; `self.epochs = 100` stays a setting whatever adds to an `epochs` elsewhere)."""
     owner, _, attribute = site.name.partition(".")
     if site.kind != "assignment" or owner not in ("self", "cls") or "." in attribute or site.resolved_from is not None:
         return None
-    return attribute
+    return attribute if type(site.value) in (int, float) and site.value == 0 else None
 
 
 def _replaced_name(site: ValueSite) -> str:

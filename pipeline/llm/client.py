@@ -57,15 +57,15 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> LLMSettings:
     $PAPERLENS_LLM_MAX_TOKENS, $PAPERLENS_LLM_CONTEXT_TOKENS and $PAPERLENS_LLM_TIMEOUT (seconds per
     request); unset ones keep their defaults. A malformed number is an LLMError."""
     environ = os.environ if environ is None else environ
-    settings = LLMSettings(base_url=environ.get(BASE_URL_ENV) or None, model=environ.get(MODEL_ENV) or None)
+    fields: dict[str, object] = {"base_url": environ.get(BASE_URL_ENV) or None, "model": environ.get(MODEL_ENV) or None}
     if max_tokens := environ.get(MAX_TOKENS_ENV):
         if not max_tokens.isdigit() or int(max_tokens) < 1:
             raise LLMError(f"${MAX_TOKENS_ENV} must be a positive whole number, not {max_tokens!r}")
-        settings = settings.model_copy(update={"max_output_tokens": int(max_tokens)})
+        fields["max_output_tokens"] = int(max_tokens)
     if context := environ.get(CONTEXT_ENV):
         if not context.isdigit() or int(context) < 512:
             raise LLMError(f"${CONTEXT_ENV} must be a whole number of tokens, 512 or more, not {context!r}")
-        settings = settings.model_copy(update={"context_tokens": int(context)})
+        fields["context_tokens"] = int(context)
     if timeout := environ.get(TIMEOUT_ENV):
         try:
             seconds = float(timeout)
@@ -73,15 +73,17 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> LLMSettings:
             seconds = 0.0
         if not seconds > 0:
             raise LLMError(f"${TIMEOUT_ENV} must be a positive number of seconds, not {timeout!r}")
-        settings = settings.model_copy(update={"timeout_seconds": seconds})
-    return settings
+        fields["timeout_seconds"] = seconds
+    try:
+        return LLMSettings(**fields)
+    except ValidationError as err:  # the answer's bound leaves no room for a prompt
+        problem = err.errors()[0]["msg"].removeprefix("Value error, ")
+        raise LLMError(f"${MAX_TOKENS_ENV} and ${CONTEXT_ENV}: {problem}") from None
 
 
 def prompt_budget_chars(settings: LLMSettings) -> int:
-    """How many characters a prompt may take: the context less the answer's tokens (at least a
-    quarter of the context), in characters."""
-    tokens = max(settings.context_tokens - settings.max_output_tokens, settings.context_tokens // 4)
-    return tokens * CHARS_PER_TOKEN
+    """How many characters a prompt may take: the context less the answer's tokens, in characters."""
+    return (settings.context_tokens - settings.max_output_tokens) * CHARS_PER_TOKEN
 
 
 def read_api_key(settings: LLMSettings) -> str | None:

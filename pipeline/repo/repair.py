@@ -96,9 +96,10 @@ PURPOSE = "repair"
 OPEN_SETTING = "OpenSetting"
 
 # The prompt fits the model's context with room for the answer, which repeats whole files: the
-# error (structured, cut to ERROR_BUDGET_CHARS) and the instructions first, the files in what is left.
+# error (structured, cut to ERROR_BUDGET_CHARS), the instructions and the earlier attempts first,
+# the files (each between two marker lines) in what is left.
 ERROR_BUDGET_CHARS = 1_500
-INSTRUCTIONS_CHARS = 600
+HEADINGS_CHARS = 300
 MIN_FILES_CHARS = 1_000
 FAILURES_SHOWN = 3
 ATTEMPTS_SHOWN = 2
@@ -213,7 +214,7 @@ class _Loop:
                 return self._needs_human("cancelled")
             failures = result.failures[:FAILURES_SHOWN]
             implicated, tests = _implicated(self.repo, failures)
-            files_budget = max(prompt_budget_chars(self.client.settings) - ERROR_BUDGET_CHARS - INSTRUCTIONS_CHARS, MIN_FILES_CHARS)
+            files_budget = max(prompt_budget_chars(self.client.settings) - _OVERHEAD_CHARS, MIN_FILES_CHARS)
             shown = _shown_files(self.repo, implicated, files_budget)
             if not shown:
                 if implicated:
@@ -229,7 +230,7 @@ class _Loop:
                 return self._needs_human(f"the failure points at {what}, so nothing can be repaired: {fails}")
             number += 1
             left_out = [name for name in implicated if name not in shown]
-            context = _shown_files(self.repo, tests, files_budget - sum(map(len, shown.values())))
+            context = _shown_files(self.repo, tests, files_budget - sum(_block_size(n, t) for n, t in shown.items()))
             current, stop = self._repair(self.client, number, current, failures, shown, context, left_out)
             if stop is not None:
                 return self._needs_human(stop)
@@ -542,11 +543,16 @@ def _shown_files(repo: Path, names: list[str], budget: int) -> dict[str, str]:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if used + len(text) > budget:
+        size = _block_size(name, text)
+        if used + size > budget:
             continue
         shown[name] = text
-        used += len(text)
+        used += size
     return shown
+
+
+# What a repair prompt holds besides the files.
+_OVERHEAD_CHARS = len(SYSTEM_PROMPT) + ERROR_BUDGET_CHARS + HEADINGS_CHARS + ATTEMPTS_SHOWN * (ATTEMPT_CHARS + 3)
 
 
 def _messages(
@@ -561,6 +567,10 @@ def _messages(
     if context:
         content += f"\n\n{READ_ONLY_HEADING}:\n\n{_file_blocks(context)}"
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": content}]
+
+
+def _block_size(name: str, text: str) -> int:
+    return len(text) + len(_file_blocks({name: ""}))
 
 
 def _file_blocks(files: dict[str, str]) -> str:

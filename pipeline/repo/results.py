@@ -31,14 +31,23 @@ _REPORTED = re.compile(
     rf"|(?P<metric2>{_METRIC_WORDS})\s+of\s+(?P<value2>\d+(?:\.\d+)?)\s*(?P<percent2>\\?%)?)",
     re.IGNORECASE,
 )
+# "achieves a 1.2% accuracy improvement", "until it reaches 90% validation accuracy": a difference,
+# or a threshold the run waits for, not a result.
+_NOT_A_RESULT_AFTER = re.compile(
+    r"\s*(?:improvements?|gains?|increases?|reductions?|drops?|decreases?|points?|higher|lower|better|worse|more|less|cases?)\b",
+    re.IGNORECASE,
+)
+_NOT_A_RESULT_BEFORE = re.compile(r"\b(?:until|once|when|whenever|if|unless|before|after)\b[^,;:]*$", re.IGNORECASE)
 OTHER_METHOD = re.compile(r"\bbaselines?\b|\bprior\b|\bprevious(?:ly)?\b|\bexisting\b|\bstate[- ]of[- ]the[- ]art\b|\bsota\b", re.IGNORECASE)
 # A table header that names a quality metric; cost columns (parameters, FLOPs, speed) are not results to reproduce.
 _METRIC_HEADER = re.compile(
     r"^(?:top-?[15]\s*)?(?:acc(?:uracy)?\.?|error(?: rate)?|f1(?: score)?|bleu(?:-?\d)?|rouge(?:-?\w+)?|perplexity|ppl|"
-    r"m?iou|m?ap(?:@?[\d.]+)?|ap[sml]?|pq|auc|auroc|auprc|[grs]?fid(?:-?\d+k)?|is|psnr|ssim|lpips|r2|mse|mae|rmse|nll|bpd|wer|cer|"
-    r"prec(?:ision|\.)?|rec(?:all|\.)?|em|exact match)\b",
+    r"m?iou|map@?[\d.]+|ap[sml]?|pq|auc|auroc|auprc|[grs]?fid(?:-?\d+k)?|psnr|ssim|lpips|r2|mse|mae|rmse|nll|bpd|wer|cer|"
+    r"prec(?:ision|\.)?|rec(?:all|\.)?|exact match)\b"
+    r"|^(?:is|em|map)$",  # short words that begin other headers ("Is pretrained", "Map size"): only alone
     re.IGNORECASE,
 )
+_DIFFERENCE_HEADER = re.compile(r"^(?:Δ|\\Delta|delta\b|diff)", re.IGNORECASE)
 _COST_HEADER = re.compile(r"param|flop|fps|throughput|latency|speed|memory|time|epoch|step|batch|#", re.IGNORECASE)
 _HIGHER = re.compile(r"\\uparrow|↑|higher is better", re.IGNORECASE)
 _LOWER = re.compile(r"\\downarrow|↓|lower is better", re.IGNORECASE)
@@ -61,10 +70,10 @@ def reported_results(spec: PaperSpec) -> ReportedResults:
         found.setdefault(metric.name, []).append(metric)
     metrics, contested = [], []
     for name, reports in found.items():
-        values = []
+        values: list[ReportedMetric] = []
         for report in reports:
-            if not any(math.isclose(report.value, v, rel_tol=1e-9) for v in values):
-                values.append(report.value)
+            if not any(_same_result(report, other) for other in values):
+                values.append(report)
         if len(values) == 1:
             metrics.append(reports[0])
             continue
@@ -81,11 +90,19 @@ def reported_results(spec: PaperSpec) -> ReportedResults:
     return ReportedResults(metrics, contested)
 
 
+def _same_result(one: ReportedMetric, other: ReportedMetric) -> bool:
+    """The same number, also as a percentage and as a fraction (95.1% and 0.951)."""
+    if (one.unit == "%") == (other.unit == "%"):
+        return math.isclose(one.value, other.value, rel_tol=1e-9)
+    percent, fraction = (one, other) if one.unit == "%" else (other, one)
+    return math.isclose(percent.value, fraction.value * 100, rel_tol=1e-6)
+
+
 def _shown(metric: ReportedMetric) -> str:
     return f"{metric.value:g}{metric.unit or ''}"
 
 
-def _higher_is_better(name: str, header: str = "") -> bool | None:
+def _higher_is_better(name: str, header: str = "") -> bool:
     if _HIGHER.search(header):
         return True
     if _LOWER.search(header):
@@ -105,9 +122,11 @@ def _from_prose(spec: PaperSpec) -> list[ReportedMetric]:
             sentence = paragraph.text[start:end]
             for match in _REPORTED.finditer(sentence):
                 clause = re.split(r"[,;:]|\b(?:while|whereas|but|against|than)\b", sentence[: match.start()])[-1]
-                if OTHER_METHOD.search(clause):
+                if OTHER_METHOD.search(clause) or _NOT_A_RESULT_BEFORE.search(clause):
                     continue
-                name = _metric_name((match.group("metric") or match.group("metric2")))
+                if _NOT_A_RESULT_AFTER.match(sentence, match.end()):
+                    continue
+                name = _metric_name(match.group("metric") or match.group("metric2"))
                 found.append(
                     ReportedMetric(
                         name=name,
@@ -151,7 +170,9 @@ def _table_metric(table: Table, raw_header: str, row: list[str], column: int, lo
     header = _plain(re.sub(r"\\(?:up|down)arrow|[↑↓]", " ", raw_header))
     header = re.sub(r"\((?:%|lower is better|higher is better)\)", " ", header, flags=re.IGNORECASE).strip()
     arrow = bool(_HIGHER.search(raw_header) or _LOWER.search(raw_header))
-    if not header or _COST_HEADER.search(header) or not (_METRIC_HEADER.match(header) or arrow):
+    if not header or _COST_HEADER.search(header) or _DIFFERENCE_HEADER.match(_plain(raw_header)):
+        return None
+    if not (_METRIC_HEADER.match(header) or arrow):
         return None
     value = _PLAIN_NUMBER.fullmatch(_plain(row[column]).strip())
     if value is None:

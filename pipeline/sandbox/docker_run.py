@@ -70,6 +70,7 @@ log = logging.getLogger(__name__)
 LABEL = "paperlens.sandbox"
 OWNER_LABEL = "paperlens.owner"
 CREATION_LABEL = "paperlens.creation"  # unique per container: found even when its id never came back
+WORKSPACE_LABEL = "paperlens.workspace"  # the workspace a container ran on (a leak names its test)
 OWNER_START_LABEL = "paperlens.owner-start"
 WORKSPACE_IN_RUN = "/workspace"
 SCRATCH = "/tmp"
@@ -81,9 +82,10 @@ SUPERVISOR = (
     "exec 3<&0; "
     '"$@" </dev/null 3<&- 2>&1 & run=$!; '  # the command: empty stdin, stderr into stdout (order kept)
     '(read -r _ <&3; kill -9 "$run" 2>/dev/null) & '  # stdin ends (this process is gone): kill the run
-    'trap \'kill -ABRT "$run" 2>/dev/null\' USR1; '  # the time limit: faulthandler shows where it was
+    'trapped=; trap \'trapped=1; kill -ABRT "$run" 2>/dev/null\' USR1; '  # the time limit: faulthandler shows where it was
     'wait "$run"; status=$?; '
-    'while kill -0 "$run" 2>/dev/null; do wait "$run"; status=$?; done; '  # a trap ends a wait early
+    # A trap ends the wait early: wait again for the run's own status (127: it was collected already).
+    'if [ -n "$trapped" ]; then wait "$run"; again=$?; [ "$again" -eq 127 ] || status=$again; fi; '
     'exit "$status"'  # the run's exit status is the container's
 )
 API_TIMEOUT = 60  # seconds for one Docker API call (wait and the output stream have none)
@@ -299,7 +301,7 @@ def container_spec(api: Any, image_id: str, command: list[str], workspace: Path,
             LABEL: "1",
             OWNER_LABEL: owner(),
             OWNER_START_LABEL: _start_ticks(os.getpid()),
-            "paperlens.workspace": str(workspace),
+            WORKSPACE_LABEL: str(workspace),
         },
         "network_disabled": not settings.network,
         "host_config": host_config,
@@ -680,6 +682,8 @@ def _run(
             pooled=pooled,
         )
     finally:
+        if container_id is None and parked is not None:
+            container_id = parked.id  # Ctrl-C between taking it and noting its id
         if container_id is not None:
             _later(_finish, _Parked(api, container_id, False, True, sock, response), timings)
             _refill(api, key, spec, image_id)

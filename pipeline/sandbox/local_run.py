@@ -110,7 +110,7 @@ def run_local(
         deadline=start + settings.timeout_seconds,
         cancel=cancel,
         kill=lambda: _kill_group(process.pid),
-        interrupt=lambda: _kill_group(process.pid, signal.SIGABRT),  # faulthandler: where it was
+        interrupt=lambda: _abort(process.pid),
     )
     _kill_group(process.pid)
     stop_reading.set()
@@ -129,9 +129,17 @@ def run_local(
     )
 
 
-def _kill_group(pgid: int, signal_number: int = signal.SIGKILL) -> None:
+def _abort(pid: int) -> None:
+    """SIGABRT to the run itself (not its workers): its faulthandler prints where it was."""
     try:
-        os.killpg(pgid, signal_number)
+        os.kill(pid, signal.SIGABRT)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
