@@ -151,17 +151,19 @@ def scaffold_module(
     workspace's top level or, given `package`, in that package (its test still in `tests/`); named
     `name` when given, else after the target's title (a free name).
 
-    `provided` maps an equation id to (module name, function name) of a sibling module that already
-    implements it: such an equation is imported from there, not stubbed a second time (an algorithm
-    cites the equations its sections define).
+    `provided` (with `package`) maps an equation id to (module name, function name) of a module of
+    the package that already implements it: such an equation is imported from there, not stubbed a
+    second time (an algorithm cites the equations its sections define).
 
     Raises ValueError when `target_id` names nothing that `scaffold_targets` lists."""
     scope = _scope(spec, target_id)
     root = Path(workspace_root)
     name = name or _free_module_name(root / package if package else root, _module_name(scope), tests=root / "tests")
     path, test_path = (f"{package}/{name}.py" if package else f"{name}.py"), f"tests/test_{name}.py"
+    if provided and package is None:
+        raise ValueError("provided names modules of a package: give the package")
     plan = _Plan.of(spec, readiness, scope, provided or {})
-    text = _render_module(spec, scope, plan, test_path, relative=package is not None)
+    text = _render_module(spec, scope, plan, test_path)
     test_text = _render_test(scope, plan, f"{package}.{name}" if package else name, name, path)
     for rendered, where in ((text, path), (test_text, test_path)):
         compile(rendered, where, "exec")  # a generator bug (even a duplicate argument) never reaches the user's files
@@ -944,7 +946,7 @@ def _equation_title(equation: Equation, section_heading: str | None = None) -> s
     return f"Unnumbered equation{' of ' + section_heading if section_heading else ''}, {where}"
 
 
-def _render_module(spec: PaperSpec, scope: _Scope, plan: _Plan, test_path: str, *, relative: bool) -> str:
+def _render_module(spec: PaperSpec, scope: _Scope, plan: _Plan, test_path: str) -> str:
     lines = [f"{scope.heading}, scaffolded by paperlens.", ""]
     if spec.title:
         lines.append(f"Paper: “{_plain(spec.title)}”")
@@ -972,7 +974,7 @@ def _render_module(spec: PaperSpec, scope: _Scope, plan: _Plan, test_path: str, 
     if plan.imports:
         out += ["", "# Equations this module uses, implemented (and tested) where the paper defines them."]
         for module, names in sorted(plan.imports.items()):
-            out += _import_lines(f".{module}" if relative else module, names)
+            out += _import_lines(f".{module}", names)
     if plan.constants:
         out += ["", "# Values the paper states, each under the words that state it.", ""]
         for constant in plan.constants:

@@ -8,7 +8,7 @@ from .base import Model
 from .gaps import GapCategory
 
 MAX_GAP_CANDIDATES = 8
-MIN_PROMPT_TOKENS = 256  # what the context must leave beside the answer for any prompt at all
+MIN_PROMPT_TOKENS = 1536  # what the context must leave beside the answer: a repair's prompt and one file
 
 
 class LLMSettings(Model):

@@ -237,7 +237,7 @@ def test_the_prompt_budget_is_what_the_context_leaves_beside_the_answer():
     small, large = prompt_budget_chars(LLMSettings()), prompt_budget_chars(settings)
     assert small == (4096 - 2048) * 3 and large == (32768 - 4096) * 3  # about 3 characters a token
     with pytest.raises(LLMError, match=r"MAX_TOKENS and \$PAPERLENS_LLM_CONTEXT_TOKENS: an answer of up to 4000 tokens"):
-        settings_from_env({"PAPERLENS_LLM_MAX_TOKENS": "4000"})  # the default context leaves no room for a prompt
+        settings_from_env({"PAPERLENS_LLM_MAX_TOKENS": "4000"})  # the default context leaves too little for a prompt
     for bad in ("lots", "100", "-5"):
         with pytest.raises(LLMError, match="PAPERLENS_LLM_CONTEXT_TOKENS must be a whole number of tokens"):
             settings_from_env({"PAPERLENS_LLM_CONTEXT_TOKENS": bad})

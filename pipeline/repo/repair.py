@@ -100,7 +100,6 @@ OPEN_SETTING = "OpenSetting"
 # the files (each between two marker lines) in what is left.
 ERROR_BUDGET_CHARS = 1_500
 HEADINGS_CHARS = 300
-MIN_FILES_CHARS = 1_000
 FAILURES_SHOWN = 3
 ATTEMPTS_SHOWN = 2
 ATTEMPT_CHARS = 300
@@ -214,7 +213,7 @@ class _Loop:
                 return self._needs_human("cancelled")
             failures = result.failures[:FAILURES_SHOWN]
             implicated, tests = _implicated(self.repo, failures)
-            files_budget = max(prompt_budget_chars(self.client.settings) - _OVERHEAD_CHARS, MIN_FILES_CHARS)
+            files_budget = prompt_budget_chars(self.client.settings) - _OVERHEAD_CHARS
             shown = _shown_files(self.repo, implicated, files_budget)
             if not shown:
                 if implicated:
