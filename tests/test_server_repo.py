@@ -292,7 +292,15 @@ def recorded_llm() -> Iterator[RecordedLLM]:
 REFUSED = "def mix_input(m, x_i, x_j:\n    return m\n"  # does not parse
 
 
-async def _start_with_llm(lsp_client: LanguageClient, tmp_path: Path, llm: RecordedLLM, answer, capabilities) -> None:
+async def _start_with_llm(
+    lsp_client: LanguageClient, tmp_path: Path, llm: RecordedLLM, answer, editor: str, *, resolves: bool = True
+) -> None:
+    """A scaffolded repository and a recorded LLM giving `answer(workspace)`, as `editor`'s preset
+    sends capabilities (less resolving code actions, when not `resolves`)."""
+    capabilities = client_capabilities(editor)
+    if not resolves:
+        capabilities.text_document.code_action.resolve_support = None
+
     def prepare(workspace: Path) -> None:
         _scaffolded(workspace)
         llm.content = answer(workspace)
@@ -303,14 +311,14 @@ async def _start_with_llm(lsp_client: LanguageClient, tmp_path: Path, llm: Recor
 
 @pytest_lsp.fixture(config=SERVER)
 async def llm_client(lsp_client: LanguageClient, tmp_path, recorded_llm):
-    await _start_with_llm(lsp_client, tmp_path, recorded_llm, _implemented, client_capabilities("visual-studio-code"))
+    await _start_with_llm(lsp_client, tmp_path, recorded_llm, _implemented, "visual-studio-code")
     yield
     await lsp_client.shutdown_session()
 
 
 @pytest_lsp.fixture(config=SERVER)
 async def refusing_llm_client(lsp_client: LanguageClient, tmp_path, recorded_llm):
-    await _start_with_llm(lsp_client, tmp_path, recorded_llm, lambda _: REFUSED, client_capabilities("visual-studio-code"))
+    await _start_with_llm(lsp_client, tmp_path, recorded_llm, lambda _: REFUSED, "visual-studio-code")
     yield
     await lsp_client.shutdown_session()
 
@@ -318,9 +326,7 @@ async def refusing_llm_client(lsp_client: LanguageClient, tmp_path, recorded_llm
 @pytest_lsp.fixture(config=SERVER)
 async def unresolving_llm_client(lsp_client: LanguageClient, tmp_path, recorded_llm):
     """VS Code's capabilities but for resolving code actions."""
-    capabilities = client_capabilities("visual-studio-code")
-    capabilities.text_document.code_action.resolve_support = None
-    await _start_with_llm(lsp_client, tmp_path, recorded_llm, _implemented, capabilities)
+    await _start_with_llm(lsp_client, tmp_path, recorded_llm, _implemented, "visual-studio-code", resolves=False)
     yield
     await lsp_client.shutdown_session()
 
@@ -447,7 +453,7 @@ async def test_a_plan_is_read_in_a_thread_and_again_only_once_its_file_changed(t
 @pytest_lsp.fixture(config=SERVER)
 async def neovim_llm_client(lsp_client: LanguageClient, tmp_path, recorded_llm):
     """Neovim resolves a code action's edit but takes no documentChanges: its edits cannot be versioned."""
-    await _start_with_llm(lsp_client, tmp_path, recorded_llm, _implemented, client_capabilities("neovim"))
+    await _start_with_llm(lsp_client, tmp_path, recorded_llm, _implemented, "neovim")
     yield
     await lsp_client.shutdown_session()
 
@@ -455,9 +461,7 @@ async def neovim_llm_client(lsp_client: LanguageClient, tmp_path, recorded_llm):
 @pytest_lsp.fixture(config=SERVER)
 async def unresolving_neovim_llm_client(lsp_client: LanguageClient, tmp_path, recorded_llm):
     """Neovim's capabilities but for resolving code actions: the generate command applies the edit."""
-    capabilities = client_capabilities("neovim")
-    capabilities.text_document.code_action.resolve_support = None
-    await _start_with_llm(lsp_client, tmp_path, recorded_llm, _implemented, capabilities)
+    await _start_with_llm(lsp_client, tmp_path, recorded_llm, _implemented, "neovim", resolves=False)
     yield
     await lsp_client.shutdown_session()
 
