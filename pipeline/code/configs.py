@@ -282,6 +282,8 @@ def _mark_span(text: SourceText, start: yaml.Mark, end: yaml.Mark) -> CodeLocati
 
 def _raw(text: SourceText, location: CodeLocation) -> str:
     lines = text.lines
+    if location.end_line >= len(lines):  # a node that ends at the end of a file with no final newline
+        lines = [*lines, ""]
     if location.line == location.end_line:
         return lines[location.line][location.column : location.end_column].strip()
     first = lines[location.line][location.column :]
