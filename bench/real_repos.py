@@ -68,13 +68,12 @@ def _cli(command: list[str], args: list[str], cache: Path) -> tuple[dict | None,
 
 
 def _finding_label(finding: dict, labels: list[dict]) -> dict | None:
-    code = finding.get("code") or {}
-    line = code.get("line", -1) + 1
-    here = [label for label in labels if label.get("file") == code.get("file") and label.get("line") == line]
+    # An unimplemented equation has no code side: it is labelled at its place in the paper.
+    place = finding.get("code") or (finding.get("paper") or [{}])[0].get("location") or {}
+    line = (place.get("line") or 0) + 1
+    here = [label for label in labels if label.get("file") == place.get("file") and label.get("line") == line]
     if len(here) > 1:
         here = [label for label in here if label.get("setting") == finding.get("setting")] or here[:1]
-    if not here and not code:  # an unimplemented equation has no code side: its setting names it
-        here = [label for label in labels if not label.get("file") and label.get("setting") == finding.get("setting")]
     return here[0] if here else None
 
 

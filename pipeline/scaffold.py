@@ -55,7 +55,8 @@ from .extract.components import find_mentions
 from .extract.knowledge import symbol_key
 from .extract.mathtext import GREEK_NAMES, to_plain
 from .extract.symbols import parse_latex_math, parse_text_math
-from .readiness.finders import DISCUSSION_SECTION, EQUATION_REFERENCE
+from .extract.parts import framing_sections
+from .readiness.finders import EQUATION_REFERENCE
 
 __all__ = ["ScaffoldedModule", "module_outline", "scaffold_module", "scaffold_targets"]
 
@@ -221,7 +222,7 @@ def _scope(spec: PaperSpec, target_id: str) -> _Scope:
             location=section.location,
             section_ids=ids,
             equations=equations,
-            discussion=all(DISCUSSION_SECTION.search(s.title) for s in spec.sections if s.id in ids),
+            discussion=bool(ids) and set(ids) <= framing_sections(spec),
         )
     algorithm = next((a for a in spec.algorithms if a.id == target_id), None)
     if algorithm is None:
@@ -882,8 +883,7 @@ def _gaps_in_scope(
 
 
 def _discussion(spec: PaperSpec, section_id: str | None) -> bool:
-    section = next((s for s in spec.sections if s.id == section_id), None)
-    return section is not None and bool(DISCUSSION_SECTION.search(section.title))
+    return section_id is not None and section_id in framing_sections(spec)
 
 
 def _gap_todo(gap: Gap) -> _Todo:

@@ -97,12 +97,18 @@ def test_another_optimizer_than_the_papers_is_a_divergence(tmp_path, paper):
     assert _run(tmp_path, paper, components=[adamw, adam]).findings == []  # the paper's one is used too
 
 
-def test_unimplemented_equations_only_once_the_code_has_anchors(tmp_path, paper):
+def _anchor(kind: str, target: str) -> Anchor:
+    return Anchor(text=target, target_kind=kind, target=target, location=CodeLocation(file="train.py", line=0))
+
+
+def test_unimplemented_method_equations_only_once_the_code_cites_equations_as_a_habit(tmp_path, paper):
     assert _run(tmp_path, paper).findings == []
-    anchor = Anchor(text="Eq. (3)", target_kind="equation", target="3", location=CodeLocation(file="train.py", line=0))
-    unimplemented = {f.id for f in _run(tmp_path, paper, anchors=[anchor]).findings}
-    assert "unimplemented:equation:3" not in unimplemented
-    assert {"unimplemented:equation:1", "unimplemented:equation:6", "unimplemented:algorithm:1"} <= unimplemented
+    # One citation of five method equations says nothing of the other four.
+    assert _run(tmp_path, paper, anchors=[_anchor("equation", "3")]).findings == []
+    cited = [_anchor("equation", n) for n in ("1", "2", "3")] + [_anchor("algorithm", "2")]
+    unimplemented = {f.id for f in _run(tmp_path, paper, anchors=cited).findings}
+    # The method's uncited equations and algorithm; not the appendix's derivation (Eq. 6).
+    assert unimplemented == {"unimplemented:equation:4", "unimplemented:equation:5", "unimplemented:algorithm:1"}
 
 
 def test_decisions_record_findings_and_answers_become_the_paper(tmp_path, paper):

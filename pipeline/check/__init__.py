@@ -32,6 +32,7 @@ from ..decisions import DECISIONS_PATH
 from ..extract.components import find_mentions
 from ..extract.hyperparameters import symbol_name
 from ..extract.knowledge import hyperparameter_vocabulary
+from ..extract.parts import appendix_sections, framing_sections
 from ..extract.values import binary_reading
 from ..readiness import assess
 from ..readiness.finders import NOT_A_SETTING, Reading, used_components
@@ -87,7 +88,10 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile, readiness: ReadinessR
     components it uses. Pass `readiness` when the paper's gaps are already assessed."""
     side = PaperFacts(decisions)
     readiness = readiness or assess(spec)
+    framing = framing_sections(spec)
     for stated in spec.hyperparameters:
+        if stated.section_id in framing:
+            continue  # a value of the work the paper frames itself against, not of its method
         if isinstance(stated.value, float) and math.isfinite(stated.value):
             fact = _Fact(stated.value, stated.raw_value, stated.unit, stated.component, Evidence(quote=stated.text, location=stated.location))
             side.facts.setdefault(stated.normalized_name, []).append(fact)
@@ -106,7 +110,7 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile, readiness: ReadinessR
         side.symbols.setdefault(name, info.symbol)
         settable = "\u0370" <= info.symbol[:1] <= "\u03ff" and info.symbol[:1] not in NOT_A_SETTING
         if settable and not info.value_given and name not in side.facts:
-            equation = next((e for e in spec.equations if e.id in info.equations), None)
+            equation = next((e for e in spec.equations if e.id in info.equations and e.section_id not in framing), None)
             if equation is not None:
                 side.unstated[name] = Evidence(quote=equation.latex or equation.text, location=equation.location)
     settings_of = {}
@@ -318,14 +322,19 @@ def _check_components(sites: list[ComponentSite], side: PaperFacts) -> list[Find
 
 
 def _unimplemented(spec: PaperSpec, index: CodeIndex) -> list[Finding]:
+    """The method's equations and algorithms no anchor cites, when the code cites the method's
+    equations as a habit: one `Eq. (2)` comment in a repository says nothing of the other thirty."""
     anchors = [a for f in index.files for a in f.anchors]
-    if not anchors:
-        return []  # without any anchor, "unimplemented" would only say the code has no comments
-    equations = {a.target for a in anchors if a.target_kind in ("equation", "label")}
+    cited = {a.target for a in anchors if a.target_kind in ("equation", "label")}
     algorithms = {a.target for a in anchors if a.target_kind == "algorithm"}
-    numbers = {e.number for e in spec.equations if e.number}
-    if {a.target for a in anchors if a.target_kind == "equation"} - numbers:
+    if {a.target for a in anchors if a.target_kind == "equation"} - {e.number for e in spec.equations if e.number}:
         return []  # the code cites equation numbers this paper does not have: another numbering
+    aside = framing_sections(spec) | appendix_sections(spec)  # background and derivations
+    method = [e for e in spec.equations if e.number and e.section_id not in aside]
+    implemented = [e for e in method if e.number in cited or (e.label or "") in cited]
+    if not method or len(implemented) * 2 < len(method):
+        return []
+
     def unimplemented(what: str, id_: str, quote: str, location: Location, how: str) -> Finding:
         return Finding(
             id=f"unimplemented:{id_}",
@@ -339,14 +348,15 @@ def _unimplemented(spec: PaperSpec, index: CodeIndex) -> list[Finding]:
 
     findings = [
         unimplemented(f"Eq. ({e.number})", f"equation:{e.number}", e.latex or e.text, e.location, "Eq. (N)")
-        for e in spec.equations
-        if e.number and e.number not in equations and (e.label or "") not in equations
+        for e in method
+        if e not in implemented
     ]
-    findings += [
-        unimplemented(f"Algorithm {a.number} ({a.title})", f"algorithm:{a.number}", a.title, a.location, "Algorithm N")
-        for a in spec.algorithms
-        if a.number and a.number not in algorithms
-    ]
+    if algorithms:
+        findings += [
+            unimplemented(f"Algorithm {a.number} ({a.title})", f"algorithm:{a.number}", a.title, a.location, "Algorithm N")
+            for a in spec.algorithms
+            if a.number and a.number not in algorithms and a.section_id not in aside
+        ]
     return findings
 
 

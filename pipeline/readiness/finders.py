@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ...schemas import TYPE_OF_CATEGORY, Evidence, Gap, Hyperparameter, PaperSpec, SettingStatus
+from ..extract.parts import framing_sections
 from ..extract.sentences import Sentence, sentences_of
 from .knowledge import Requirement, ambiguous_wordings, requirements
 
@@ -30,7 +31,6 @@ USAGE = re.compile(
 # probability of 0.1"), read or not: such a component is not reported as missing its value.
 VALUE_AFTER_MENTION = re.compile(r"^[^.;]{0,40}?\d")
 # Sections that discuss other work: a component named there is not one the paper uses.
-DISCUSSION_SECTION = re.compile(r"related work|background|prior work|literature|preliminar", re.I)
 TRAINING = re.compile(
     r"\bwe\s+(?:pre-?)?train|\bour\s+models?\s+(?:is|are)\s+trained|\bwe\s+(?:optimi[sz]e|fine-?tune)\b"
     r"|\b(?:models?|networks?)\s+(?:is|are|was|were)\s+trained\s+(?:for|with|using)\b"
@@ -57,7 +57,8 @@ class Reading:
 
     @classmethod
     def of(cls, spec: PaperSpec) -> Reading:
-        skipped = {s.id for s in spec.sections if NON_METHOD_SECTION.search(s.title)}
+        # The framing (introduction, background, ...) describes others' work: its wording is no gap.
+        skipped = {s.id for s in spec.sections if NON_METHOD_SECTION.search(s.title)} | framing_sections(spec)
         sentences = [
             sentence
             for paragraph in spec.paragraphs
@@ -133,7 +134,7 @@ def used_components(reading: Reading) -> list[_UsedComponent]:
     """Components the paper itself uses, each with the first sentence that shows it."""
     used: dict[str, _UsedComponent] = {}
     table_values = {str(h.value) for h in reading.spec.hyperparameters if h.source == "table" and isinstance(h.value, str)}
-    discussion = {s.id for s in reading.spec.sections if DISCUSSION_SECTION.search(s.title)}
+    discussion = framing_sections(reading.spec)
     stated_in = {h.text for h in reading.spec.hyperparameters}
     for component in reading.spec.components:
         if component.section_id in discussion:

@@ -40,7 +40,7 @@ from ...schemas.repo import (
     RepoPlan,
 )
 from ..decisions import DECISIONS_PATH
-from ..readiness.finders import DISCUSSION_SECTION
+from ..extract.parts import framing_sections
 from ..scaffold import module_outline, scaffold_targets
 from .results import reported_results
 
@@ -165,6 +165,7 @@ def _module_files(spec: PaperSpec, package: str) -> list[PlannedFile]:
     labels = dict(scaffold_targets(spec))
     targets = list(labels)
     sections = {s.id: s for s in spec.sections}
+    framing = framing_sections(spec)
     chosen = []
     for target in targets:
         section = sections.get(target)
@@ -172,7 +173,7 @@ def _module_files(spec: PaperSpec, package: str) -> list[PlannedFile]:
             chosen.append(target)  # an algorithm
             continue
         deeper = [t for t in targets if t in sections and t != target and _is_subsection(spec, sections[t], section)]
-        if not section.appendix and not deeper and not DISCUSSION_SECTION.search(section.title):
+        if not section.appendix and not deeper and section.id not in framing:
             chosen.append(target)
     files, taken = [], set()
     owner: dict[str, str] = {}  # equation id → the first module implementing it; later ones import it

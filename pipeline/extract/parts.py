@@ -1,0 +1,39 @@
+"""Which part of a paper a section belongs to: the method and its experiments, or the framing around
+them (introduction, related work, background, preliminaries, limitations, conclusion).
+
+The framing describes other people's work and the paper's claims: LayerNorm's ε in a definition of
+LayerNorm is not a setting of a paper that removes LayerNorm. Its values are not compared with code,
+its wording is not a gap, its equations are not modules to write. The appendix is the method's
+(experimental settings and hyperparameter tables live there), except for the checks that say so.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...schemas import PaperSpec
+
+FRAMING_TITLE = re.compile(
+    r"\b(?:introduction|related\s+work|background|prior\s+work|literature|preliminar(?:y|ies)|"
+    r"limitations?|conclusions?|concluding|broader\s+impacts?|societal\s+impacts?|future\s+work)\b",
+    re.I,
+)
+
+
+def framing_sections(spec: PaperSpec) -> frozenset[str]:
+    """The ids of framing sections and of every subsection under one."""
+    framing: set[str] = set()
+    under: int | None = None  # the level of the framing section whose subsections are being passed
+    for section in spec.sections:
+        if under is not None and section.level > under:
+            framing.add(section.id)
+            continue
+        under = None
+        if FRAMING_TITLE.search(section.title):
+            framing.add(section.id)
+            under = section.level
+    return frozenset(framing)
+
+
+def appendix_sections(spec: PaperSpec) -> frozenset[str]:
+    return frozenset(section.id for section in spec.sections if section.appendix)
