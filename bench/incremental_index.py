@@ -41,7 +41,6 @@ from paperlens.pipeline.code import index_document, index_edit, index_source, in
 from paperlens.pipeline.code.incremental import incremental_enabled
 from paperlens.pipeline.code.python import parse_module
 from paperlens.pipeline.ingest import read_paper
-from paperlens.pipeline.readiness import assess
 from paperlens.schemas import CodeIndex, DecisionsFile
 
 TARGET_P95_MS = 30.0
@@ -102,7 +101,7 @@ def main() -> int:
         workspace = server.build_workspace(root, args.files, 2000, server.PAPER)
         path = server.BIG_FILE
         spec = read_paper(server.PAPER)
-        facts = paper_facts(spec, DecisionsFile(), assess(spec))
+        facts = paper_facts(spec, DecisionsFile())
         index = index_workspace(root)
         context = WorkspaceContext.of(index)
         text = workspace.big_text

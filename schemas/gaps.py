@@ -29,6 +29,7 @@ GapKind = Literal[
     "ambiguous-wording",
     "conflicting-values",
     "dangling-reference",
+    "unstated-defaults",
 ]
 
 TYPE_OF_CATEGORY: dict[str, str] = {
@@ -87,6 +88,11 @@ class SettingStatus(Model):
     stated: bool
     values: list[float | str] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)
+    delegated: bool = Field(
+        default=False,
+        description="Not stated, but covered by a sentence that hands the settings to another recipe "
+        "(\"same hyperparameters as ConvNeXt-B\"): not a gap, and not checked.",
+    )
 
 
 class ReadinessReport(Model):
@@ -97,3 +103,6 @@ class ReadinessReport(Model):
     verdict: Literal["ready", "needs answers", "not ready"]
     gaps: list[Gap] = Field(default_factory=list, description="Ranked: the most blocking first.")
     settings: list[SettingStatus] = Field(default_factory=list)
+    delegations: list[Evidence] = Field(
+        default_factory=list, description="Sentences that delegate settings to another paper's or codebase's recipe."
+    )

@@ -93,7 +93,7 @@ class PaperlensServer(LanguageServer):
         self.spec = read_paper(paper if paper.is_absolute() else self.root / paper)
         self.decisions = load_decisions(self.root)
         self.readiness = assess(self.spec)
-        self.facts = paper_facts(self.spec, self.decisions, self.readiness)
+        self.facts = paper_facts(self.spec, self.decisions)
         self.gaps = self.readiness.gaps
 
     def load_workspace(self, progress: Callable[[int, int], None] | None = None) -> None:

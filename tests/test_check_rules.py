@@ -83,10 +83,29 @@ def test_guesses_cite_where_the_paper_needs_the_value(tmp_path, paper):
         _site("seed", 0, "0", normalized_name="seed"),  # the paper never mentions seeds: silence
     ]
     findings = {f.setting: f for f in _run(tmp_path, paper, sites).findings}
-    assert set(findings) == {"rho", "beta2"}
-    assert findings["rho"].kind == "guess" and "\\rho" in findings["rho"].paper[0].quote
-    assert "AdamW" in findings["beta2"].paper[0].quote
-    assert [fix.kind for fix in findings["rho"].fixes] == ["record-assumption", "ask-authors"]
+    # `rho` spells the paper's ρ, but a name is no evidence that the value is the equation's ρ (on
+    # the official repositories every such guess was a guard, a tolerance or another ε): silence.
+    assert set(findings) == {"beta2"}
+    assert findings["beta2"].kind == "guess" and "AdamW" in findings["beta2"].paper[0].quote
+    assert [fix.kind for fix in findings["beta2"].fixes] == ["record-assumption", "ask-authors"]
+    # Unless its own function cites an equation that uses ρ.
+    rho = _site("rho", 0.1, "0.1", normalized_name="rho", kind="function-default", call="ConsistencyLoss.__init__")
+    cites = Anchor(text="Eq. (4)", target_kind="equation", target="4", function="ConsistencyLoss", location=CodeLocation(file="train.py", line=0))
+    [guess] = _run(tmp_path, paper, [rho], anchors=[cites]).findings
+    assert guess.kind == "guess" and "\\rho" in guess.paper[0].quote
+    cites_another = cites.model_copy(update={"target": "1"})
+    assert _run(tmp_path, paper, [rho], anchors=[cites_another]).findings == []
+
+
+def test_a_bare_name_several_kinds_of_component_share_is_no_guess(tmp_path, paper):
+    sites = [
+        _site("eps", 1e-6, "1e-6", normalized_name="epsilon", kind="function-default"),  # a guard? a norm's?
+        _site("norm_eps", 1e-5, "1e-5", normalized_name="epsilon"),  # a norm's, by its name
+        _site("eps", 1e-6, "1e-6", normalized_name="epsilon", component="LayerNorm"),  # a norm's, by its call
+    ]
+    assert _run(tmp_path, paper, sites).findings == []
+    [guess] = _run(tmp_path, paper, [_site("opt_eps", 1e-8, "1e-8", normalized_name="epsilon")]).findings
+    assert guess.kind == "guess" and guess.setting == "epsilon"
 
 
 def test_another_optimizer_than_the_papers_is_a_divergence(tmp_path, paper):
@@ -114,19 +133,19 @@ def test_unimplemented_method_equations_only_once_the_code_cites_equations_as_a_
 def test_decisions_record_findings_and_answers_become_the_paper(tmp_path, paper):
     sites = [
         _site("weight_decay", 5e-4, "5e-4", normalized_name="weight_decay"),
-        _site("rho", 0.1, "0.1", normalized_name="rho", kind="function-default"),
+        _site("beta2", 0.95, "0.95", normalized_name="beta2", component="AdamW"),
         _site("eps", 1e-6, "1e-6", normalized_name="epsilon", line=2),
     ]
     decisions = DecisionsFile(
         deviations=[Deviation(id="d1", setting="weight_decay", code_value="5e-4", reason="matches our baseline")],
-        assumptions=[Assumption(id="a1", setting="rho", reason="no value in the paper")],
+        assumptions=[Assumption(id="a1", setting="beta2", reason="no value in the paper")],
         clarifications=[
             Clarification(id="c1", question="Which ε?", status="answered", setting="epsilon", answer="1e-8", value=1e-8, source="email")
         ],
     )
     findings = {f.setting: f for f in _run(tmp_path, paper, sites, decisions=decisions).findings}
     assert (findings["weight_decay"].status, findings["weight_decay"].decision) == ("recorded", "d1")
-    assert (findings["rho"].status, findings["rho"].decision) == ("recorded", "a1")
+    assert (findings["beta2"].status, findings["beta2"].decision) == ("recorded", "a1")
     answer = findings["epsilon"]
     assert answer.kind == "divergence" and answer.status == "open" and "an author's answer" in answer.message
     assert answer.paper[0].location.file == ".paperlens/decisions.yaml" and "(email)" in answer.paper[0].quote

@@ -60,10 +60,12 @@ def test_example_ambiguous_wording_with_readings(example):
 
 def test_example_routine_adamw_defaults_and_stated_settings_stay_quiet(example):
     reported = _settings_reported(example)
-    assert {"betas", "epsilon"} <= reported
-    assert not {"learning_rate", "weight_decay", "batch_size", "dropout", "label_smoothing", "num_runs"} & reported
-    betas = _gap(example, "unstated-setting:AdamW:betas")
-    assert not betas.blocking and betas.conventions[0].answer == "β1 = 0.9, β2 = 0.999"
+    assert not {"learning_rate", "weight_decay", "batch_size", "dropout", "label_smoothing", "num_runs", "betas", "epsilon"} & reported
+    # AdamW's betas and ε are conventional defaults: one routine item, asked last.
+    defaults = _gap(example, "unstated-defaults:betas,epsilon")
+    assert not defaults.blocking and defaults is example.gaps[-1]
+    assert "β1 and β2 (AdamW)" in defaults.title and "ε" in defaults.title
+    assert "β1 = 0.9, β2 = 0.999" in [c.answer for c in defaults.conventions]
     symbols = {g.id for g in example.gaps if g.kind in ("undefined-symbol", "unstated-value")}
     assert not symbols & {"undefined-symbol:λ", "undefined-symbol:τ", "undefined-symbol:α", "unstated-value:λ"}
 
@@ -145,12 +147,14 @@ def _real(name: str) -> ReadinessReport:
     return assess(read_paper(LATEX_PAPERS / name / "paper2code_paper.tex"))
 
 
-def test_repa_e_undefined_eta_and_unstated_adamw_weight_decay():
+def test_repa_e_undefined_eta_and_delegated_adamw_weight_decay():
     report = _real("REPA-E")
     eta = _gap(report, "undefined-symbol:η")
     assert "\\eta" in eta.evidence[0].quote
-    weight_decay = _gap(report, "unstated-setting:AdamW:weight_decay")
-    assert weight_decay.blocking and "AdamW" in weight_decay.evidence[0].quote
+    # "We follow the same setup as in SiT and REPA unless otherwise specified": delegated, no gap.
+    [weight_decay] = [s for s in report.settings if s.setting == "weight_decay"]
+    assert weight_decay.delegated and "same setup as in SiT" in weight_decay.evidence[0].quote
+    assert "weight_decay" not in _settings_reported(report)
     assert "learning_rate" not in _settings_reported(report)  # "a constant learning rate of 1e-4"
 
 

@@ -24,20 +24,20 @@ from ...schemas import (
     Fix,
     Location,
     PaperSpec,
-    ReadinessReport,
     TextEdit,
     ValueSite,
 )
 from ..decisions import DECISIONS_PATH
+from ..code.knowledge import kind_named_by, settings_shared_across_kinds
 from ..extract.components import find_mentions
 from ..extract.hyperparameters import symbol_name
 from ..extract.knowledge import hyperparameter_vocabulary
 from ..extract.parts import appendix_sections, framing_sections
 from ..extract.values import binary_reading
-from ..readiness import assess
-from ..readiness.finders import NOT_A_SETTING, Reading, used_components
+from ..readiness.finders import NOT_A_SETTING, Reading, setting_statuses, used_components
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
+from .scope import fits, scope_of, site_context
 from .units import code_measure, comparable, paper_measure
 
 # Component kinds where a paper naming one and the code using another is a divergence. Activations
@@ -59,6 +59,7 @@ class _Fact:
     component: str | None
     evidence: Evidence
     from_answer: bool = False
+    scope: frozenset[str] = frozenset()  # what it is stated for: {"decoder"}, {"coco"} (see scope.py)
 
 
 @dataclass(slots=True)
@@ -68,6 +69,8 @@ class PaperFacts:
     decisions: DecisionsFile
     facts: dict[str, list[_Fact]] = field(default_factory=dict)
     symbols: dict[str, str] = field(default_factory=dict)  # settings named after a symbol: lambda → λ
+    # Setting named after a symbol → the numbers and labels of the method's equations using it.
+    symbol_equations: dict[str, frozenset[str]] = field(default_factory=dict)
     unstated: dict[str, Evidence] = field(default_factory=dict)  # setting → where the paper needs it
     unstated_for: dict[str, str] = field(default_factory=dict)  # setting → the component needing it
     used: dict[str, list[str]] = field(default_factory=dict)  # component kind → names the paper uses
@@ -83,17 +86,18 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
-def paper_facts(spec: PaperSpec, decisions: DecisionsFile, readiness: ReadinessReport | None = None) -> PaperFacts:
+def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
     """The paper's stated values (answers first), the settings it needs but never states, and the
-    components it uses. Pass `readiness` when the paper's gaps are already assessed."""
+    components it uses."""
     side = PaperFacts(decisions)
-    readiness = readiness or assess(spec)
     framing = framing_sections(spec)
     for stated in spec.hyperparameters:
         if stated.section_id in framing:
             continue  # a value of the work the paper frames itself against, not of its method
         if isinstance(stated.value, float) and math.isfinite(stated.value):
-            fact = _Fact(stated.value, stated.raw_value, stated.unit, stated.component, Evidence(quote=stated.text, location=stated.location))
+            evidence = Evidence(quote=stated.text, location=stated.location)
+            scope = scope_of(stated.text, stated.raw_value) if stated.source == "text" else frozenset()
+            fact = _Fact(stated.value, stated.raw_value, stated.unit, stated.component, evidence, scope=scope)
             side.facts.setdefault(stated.normalized_name, []).append(fact)
     # An answered clarification is part of the paper from then on, and outranks what the text says.
     for clarification in decisions.clarifications:
@@ -108,6 +112,9 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile, readiness: ReadinessR
     for info in spec.symbols:
         name = symbol_name(info.symbol)
         side.symbols.setdefault(name, info.symbol)
+        side.symbol_equations[name] = side.symbol_equations.get(name, frozenset()) | {
+            tag for e in spec.equations if e.id in info.equations and e.section_id not in framing for tag in (e.number, e.label) if tag
+        }
         settable = "\u0370" <= info.symbol[:1] <= "\u03ff" and info.symbol[:1] not in NOT_A_SETTING
         if settable and not info.value_given and name not in side.facts:
             equation = next((e for e in spec.equations if e.id in info.equations and e.section_id not in framing), None)
@@ -118,13 +125,18 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile, readiness: ReadinessR
     for requirement in [*knowledge.training, *(r for rs in knowledge.by_component.values() for r in rs)]:
         for name in (requirement.setting, *requirement.stated_by):
             settings_of.setdefault(name, requirement.setting)
-    unstated_settings = {g.setting: g for g in readiness.gaps if g.kind == "unstated-setting" and g.setting}
+    reading = Reading.of(spec)
+    # Needed and neither stated nor delegated to another recipe: where the paper needs it, and for what.
+    unstated_settings = {
+        status.setting: (status, evidence) for status, _, evidence in setting_statuses(reading) if not status.stated and not status.delegated
+    }
     for code_name, setting in settings_of.items():
         if setting in unstated_settings and code_name not in side.facts:
-            side.unstated.setdefault(code_name, unstated_settings[setting].evidence[0])
-            if unstated_settings[setting].component:
-                side.unstated_for.setdefault(code_name, unstated_settings[setting].component)
-    for component in used_components(Reading.of(spec)):
+            status, evidence = unstated_settings[setting]
+            side.unstated.setdefault(code_name, evidence)
+            if status.component != "training":
+                side.unstated_for.setdefault(code_name, status.component)
+    for component in used_components(reading):
         side.used.setdefault(component.kind, []).append(component.name)
         side.used_evidence.setdefault(component.kind, component.evidence)
     return side
@@ -206,7 +218,16 @@ def _is_symbol_of_the_method(site: ValueSite, context: WorkspaceContext) -> bool
     return site.call is not None and site.call.rsplit(".", 1)[-1] in context.functions
 
 
-def _check_value(root: Path, site: ValueSite, side: PaperFacts, context: WorkspaceContext, file: str) -> Finding | None:
+def _cites_equation_of(site: ValueSite, cited: dict[str, set[str]], equations: frozenset[str]) -> bool:
+    """`rho=0.1` of `ConsistencyLoss.__init__` when the class's docstring cites Eq. (4), which uses ρ."""
+    if site.call is None:
+        return False
+    return any((site.call == owner or site.call.startswith(owner + ".")) and targets & equations for owner, targets in cited.items())
+
+
+def _check_value(
+    root: Path, site: ValueSite, side: PaperFacts, context: WorkspaceContext, file: str, cited: dict[str, set[str]]
+) -> Finding | None:
     name = site.normalized_name
     if name is None or not site.live or site.overridden or not isinstance(site.value, (int, float)) or isinstance(site.value, bool):
         return None
@@ -222,12 +243,18 @@ def _check_value(root: Path, site: ValueSite, side: PaperFacts, context: Workspa
             return None  # the paper states it only in another measure ("4M tokens"): another quantity
         if any(_equivalent(code_value, fact, site) for fact in facts):
             return None
+        # "The decoder is a DiT with a patch size of 2" says nothing of an encoder's patch size.
+        context = site_context(site)
+        facts = [fact for fact in facts if fits(fact.scope, context)]
+        if not facts:
+            return None
         notes: list[str] = []
         confidence = 0.9
         distinct = sorted({fact.value for fact in facts})
-        if len(distinct) > 1 and not facts[0].from_answer:
+        several = len(distinct) > 1 and not facts[0].from_answer
+        if several:
             confidence = min(confidence, SEVERAL_VALUES_CONFIDENCE)
-            notes.append(f"the paper states several values ({', '.join(_number(v) for v in distinct)})")
+            notes.append(f"the paper states several values ({', '.join(_number(v) for v in distinct)}); which experiment this code runs is not known")
         if name in side.symbols and name not in ("temperature",):
             confidence = min(confidence, SYMBOL_NAMES_CONFIDENCE)
             notes.append(f"matched by the symbol's name `{site.name}` only")
@@ -244,7 +271,7 @@ def _check_value(root: Path, site: ValueSite, side: PaperFacts, context: Workspa
         return Finding(
             id=_site_id("divergence", name, site.location),
             kind="divergence",
-            severity="error" if confidence >= 0.75 else "warning",
+            severity="info" if several else "error" if confidence >= 0.75 else "warning",
             confidence=confidence,
             confidence_note="; ".join(notes) or None,
             message=f"{site.name} = {site.raw} here, but {source} says {name.replace('_', ' ')} = {paper_value}",
@@ -262,15 +289,19 @@ def _check_value(root: Path, site: ValueSite, side: PaperFacts, context: Workspa
     if name in side.unstated:
         evidence = side.unstated[name]
         needed_by = side.unstated_for.get(name)
-        if needed_by and site.component and _kind_of(site.component) != _kind_of(needed_by):
-            return None  # the paper leaves AdamW's ε open; this ε belongs to a norm, not an optimizer
+        if needed_by is None and name in side.symbols and not _cites_equation_of(site, cited, side.symbol_equations.get(name, frozenset())):
+            return None  # a name that spells a symbol is no evidence of being it, unless its function cites the equation
         confidence, notes = 0.8, []
-        if name in side.symbols:
-            confidence = SYMBOL_NAMES_CONFIDENCE
-            notes.append(f"matched by the symbol's name `{site.name}` only")
-        if needed_by and not site.component:
-            confidence = SYMBOL_NAMES_CONFIDENCE
-            notes.append(f"the paper leaves it open for {needed_by}; this value may belong to something else")
+        if needed_by:
+            # Whose setting this is: the call's component, else what the name carries (`opt_eps`).
+            kind = _kind_of(site.component) if site.component else kind_named_by(site.name)
+            if kind is None and name in settings_shared_across_kinds():
+                return None  # a bare `eps`: an optimizer's, a norm's or a division's guard
+            if kind is not None and kind != _kind_of(needed_by):
+                return None  # the paper leaves AdamW's ε open; this ε belongs to a norm
+            if kind is None:
+                confidence = SYMBOL_NAMES_CONFIDENCE
+                notes.append(f"the paper leaves it open for {needed_by}; this value may belong to something else")
         shown = side.symbols.get(name, name.replace("_", " "))
         return Finding(
             id=_site_id("guess", name, site.location),
@@ -351,12 +382,11 @@ def _unimplemented(spec: PaperSpec, index: CodeIndex) -> list[Finding]:
         for e in method
         if e not in implemented
     ]
-    if algorithms:
-        findings += [
-            unimplemented(f"Algorithm {a.number} ({a.title})", f"algorithm:{a.number}", a.title, a.location, "Algorithm N")
-            for a in spec.algorithms
-            if a.number and a.number not in algorithms and a.section_id not in aside
-        ]
+    findings += [
+        unimplemented(f"Algorithm {a.number} ({a.title})", f"algorithm:{a.number}", a.title, a.location, "Algorithm N")
+        for a in spec.algorithms
+        if a.number and a.number not in algorithms and a.section_id not in aside
+    ]
     return findings
 
 
@@ -379,7 +409,11 @@ def _recorded(finding: Finding, decisions: DecisionsFile) -> Finding:
 
 def check_file(root: Path, facts: PaperFacts, file: FileIndex, context: WorkspaceContext = WorkspaceContext()) -> list[Finding]:
     """The value findings of one file: what an editor re-checks when that file changes."""
-    found = [f for site in file.values if (f := _check_value(root, site, facts, context, file.file)) is not None]
+    cited: dict[str, set[str]] = {}  # function or class → the equations its anchors cite
+    for anchor in file.anchors:
+        if anchor.function and anchor.target_kind in ("equation", "label"):
+            cited.setdefault(anchor.function, set()).add(anchor.target)
+    found = [f for site in file.values if (f := _check_value(root, site, facts, context, file.file, cited)) is not None]
     return [_recorded(f, facts.decisions) for f in found]
 
 

@@ -180,3 +180,32 @@ def snake_case(name: str) -> str:
     if not name.isupper() and not name.islower():
         name = _CAMEL_BOUNDARY_RE.sub("_", name)
     return name.lower()
+
+
+# A setting's name alone says whose it is only when one kind of component has it: `eps` is an
+# optimizer's and a norm's, so a bare `eps = 1e-6` is neither until a call or its name says.
+_KIND_WORDS = {
+    "optimizer": ("opt", "optim", "optimizer", "adam", "adamw", "sgd", "lamb", "lion", "rmsprop"),
+    "normalization": ("norm", "ln", "bn", "gn", "rms", "layernorm", "batchnorm", "groupnorm", "rmsnorm"),
+}
+
+
+@functools.cache
+def settings_shared_across_kinds() -> frozenset[str]:
+    vocabulary = code_vocabulary()
+    kinds: dict[str, set[str]] = {}
+    for signature in {id(s): s for s in vocabulary.callables.values()}.values():
+        if signature.kind in (None, "schedule"):  # a schedule's rate and steps are its optimizer's
+            continue
+        for parameter in signature.params:
+            setting = signature.settings.get(parameter) or vocabulary.names.get(parameter)
+            if setting:
+                kinds.setdefault(setting, set()).add(signature.kind)
+    return frozenset(setting for setting, found in kinds.items() if len(found) > 1)
+
+
+def kind_named_by(name: str) -> str | None:
+    """The kind of component a setting's own name carries: `opt_eps` an optimizer's, `norm_eps` a norm's."""
+    words = set(re.split(r"[^a-z0-9]+|_", name.lower()))
+    found = {kind for kind, kind_words in _KIND_WORDS.items() if words & set(kind_words)}
+    return found.pop() if len(found) == 1 else None

@@ -8,6 +8,7 @@ from .finders import (
     ambiguous_wording,
     conflicting_values,
     dangling_references,
+    delegations,
     setting_statuses,
     unexplained_symbols,
     unstated_settings,
@@ -22,6 +23,7 @@ KIND_ORDER = {
     "unstated-value": 3,
     "unstated-setting": 4,
     "ambiguous-wording": 5,
+    "unstated-defaults": 6,
 }
 NOT_READY_AT = 5  # blocking gaps from which a paper is "not ready" rather than "needs answers"
 
@@ -52,6 +54,7 @@ def assess(spec: PaperSpec, extra: list[Gap] | None = None) -> ReadinessReport:
         verdict=verdict,
         gaps=ranked,
         settings=[status for status, _, _ in statuses],
+        delegations=[evidence for evidence, _ in delegations(reading)],
     )
 
 

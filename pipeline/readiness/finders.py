@@ -52,23 +52,24 @@ class Reading:
     """What the finders share: the paper, its method sentences, and its stated values by name."""
 
     spec: PaperSpec
-    sentences: list[Sentence]
+    sentences: list[Sentence]  # the method's
     stated: dict[str, list[Hyperparameter]]
+    framing_sentences: list[Sentence]  # the introduction's, background's, ...
 
     @classmethod
     def of(cls, spec: PaperSpec) -> Reading:
-        # The framing (introduction, background, ...) describes others' work: its wording is no gap.
-        skipped = {s.id for s in spec.sections if NON_METHOD_SECTION.search(s.title)} | framing_sections(spec)
-        sentences = [
-            sentence
-            for paragraph in spec.paragraphs
-            if paragraph.section_id not in skipped
-            for sentence in sentences_of(paragraph)
-        ]
+        skipped = {s.id for s in spec.sections if NON_METHOD_SECTION.search(s.title)}
+        # The framing (introduction, background, ...) describes others' work: its wording is no gap,
+        # but what it defines (the notation the method then uses) is defined.
+        framing = framing_sections(spec)
+        sentences, framing_sentences = [], []
+        for paragraph in spec.paragraphs:
+            if paragraph.section_id not in skipped:
+                (framing_sentences if paragraph.section_id in framing else sentences).extend(sentences_of(paragraph))
         stated: dict[str, list[Hyperparameter]] = {}
         for hyperparameter in spec.hyperparameters:
             stated.setdefault(hyperparameter.normalized_name, []).append(hyperparameter)
-        return cls(spec, sentences, stated)
+        return cls(spec, sentences, stated, framing_sentences)
 
 
 def _gap(**fields) -> Gap:
@@ -128,6 +129,7 @@ class _UsedComponent:
     kind: str
     evidence: Evidence
     value_nearby: bool  # some mention of it has a number or a stated value next to it
+    section_id: str | None = None  # where the evidence stands
 
 
 def used_components(reading: Reading) -> list[_UsedComponent]:
@@ -148,7 +150,7 @@ def used_components(reading: Reading) -> list[_UsedComponent]:
         if component.attributes or in_settings_table or USAGE.search(component.text):
             quote = " ".join(component.text.split())
             evidence = Evidence(quote=quote, location=component.location)
-            used[component.name] = _UsedComponent(component.name, component.kind, evidence, value_nearby)
+            used[component.name] = _UsedComponent(component.name, component.kind, evidence, value_nearby, component.section_id)
     return list(used.values())
 
 
@@ -169,6 +171,47 @@ def _status(reading: Reading, component: str, requirement: Requirement, used: li
     )
 
 
+# A sentence that hands the paper's settings to another recipe: "ViT-B uses the same hyperparameters
+# as ConvNeXt-B", "we follow the same setup as in SiT and REPA unless otherwise specified", "the
+# optimizer's default parameters". What it covers is stated by reference, not left open.
+DELEGATION = re.compile(
+    r"\b(?:follow(?:s|ed|ing)?|adopt(?:s|ed|ing)?|us(?:e|es|ed|ing)|keep(?:s|ing)?|kept|reus(?:e|es|ed|ing)|"
+    r"borrow(?:s|ed|ing)?|inherit(?:s|ed|ing)?|identical\s+to|same\s+as|unchanged\s+from)\b"
+    r"[^.;]{0,60}?\b(?:recipes?|hyper-?parameters?|set-?ups?|"
+    r"(?:training|optimi[sz]ation|experimental)\s+(?:settings?|details|protocols?|procedures?|schemes?|configurations?))\b"
+    r"[^.;]{0,30}?\b(?:of|as(?:\s+in)?|from|in|by)\s+(?:the\s+)?(?:official\s+)?(?=[A-Z\[])"
+    r"|\bdefault\s+(?:hyper-?parameters|parameters|settings|values)\s+(?:of|from|in)\b"
+    r"|\b(?:PyTorch|framework|library|optimizer)(?:'s)?\s+default\s+(?:hyper-?parameters|parameters|settings|values)\b",
+)
+# Whose settings it hands over: a baseline's or an evaluation's, not the method's training.
+_OTHERS_SETTINGS = re.compile(
+    r"\bbaselines?\b|\b(?:each|other|all|compared)\s+methods\b|\bprior\s+(?:methods|works?)\b|\bevaluation\b|\bpreprocessing\b",
+    re.I,
+)
+
+
+def delegations(reading: Reading) -> list[tuple[Evidence, str | None]]:
+    """The method's sentences that delegate its settings to another recipe, each with the top-level
+    section it stands in (the experiments it speaks for), first one first."""
+    found = []
+    for sentence in reading.sentences:
+        match = DELEGATION.search(sentence.plain.text)
+        if match and not _OTHERS_SETTINGS.search(sentence.plain.text):
+            found.append((_sentence_evidence(sentence, match.start(), match.end()), _top_section(reading.spec, sentence.paragraph.section_id)))
+    return found
+
+
+def _top_section(spec: PaperSpec, section_id: str | None) -> str | None:
+    """The level-1 section holding a section: "we follow Lipman et al." in 5.2 speaks for section 5."""
+    top = None
+    for section in spec.sections:
+        if section.level == 1:
+            top = section.id
+        if section.id == section_id:
+            return top
+    return None
+
+
 def setting_statuses(reading: Reading) -> list[tuple[SettingStatus, Requirement, Evidence]]:
     """Every setting the paper's components and training need, stated or not, with what asks for it."""
     knowledge = requirements()
@@ -187,6 +230,26 @@ def setting_statuses(reading: Reading) -> list[tuple[SettingStatus, Requirement,
     if training is not None:
         for requirement in knowledge.training:
             out.append((_status(reading, "training", requirement, used), requirement, training))
+    # What the paper leaves unstated for the experiments of a section that hands them to a named
+    # recipe is delegated: the section of the component's use (an optimizer's for training) decides.
+    delegated_in = {}
+    for evidence, section in delegations(reading):
+        delegated_in.setdefault(section, evidence)
+    if delegated_in:
+        first = next(iter(delegated_in.values()))  # for a need whose section is not known: say less
+        optimizer = next((u for u in used if u.kind == "optimizer"), None)
+        section_of = {u.name: _top_section(reading.spec, u.section_id) for u in used}
+        section_of["training"] = section_of.get(optimizer.name) if optimizer else None
+        out = [
+            (
+                status.model_copy(update={"delegated": True, "evidence": [delegated_in.get(section_of.get(status.component), first)]})
+                if not status.stated and (section_of.get(status.component) in delegated_in or section_of.get(status.component) is None)
+                else status,
+                requirement,
+                evidence,
+            )
+            for status, requirement, evidence in out
+        ]
     return _unique(out)
 
 
@@ -213,8 +276,12 @@ def _training_evidence(reading: Reading, used: list[_UsedComponent]) -> Evidence
 
 
 def unstated_settings(reading: Reading, statuses: list[tuple[SettingStatus, Requirement, Evidence]]) -> Iterator[Gap]:
+    conventional: list[tuple[SettingStatus, Requirement, Evidence]] = []
     for status, requirement, evidence in statuses:
-        if status.stated:
+        if status.stated or status.delegated:
+            continue
+        if requirement.conventional:
+            conventional.append((status, requirement, evidence))
             continue
         subject = "The training" if status.component == "training" else f"The paper uses {status.component}, but"
         yield _gap(
@@ -237,6 +304,26 @@ def unstated_settings(reading: Reading, statuses: list[tuple[SettingStatus, Requ
             setting=status.setting,
             component=None if status.component == "training" else status.component,
         )
+    if conventional:
+        yield _conventional_defaults(conventional)
+
+
+def _conventional_defaults(statuses: list[tuple[SettingStatus, Requirement, Evidence]]) -> Gap:
+    """The defaults nearly every implementation keeps (an optimizer's ε, the seeds), as one routine item."""
+    labels = [requirement.label + ("" if status.component == "training" else f" ({status.component})") for status, requirement, _ in statuses]
+    listed = ", ".join(labels[:-1]) + (" and " if len(labels) > 1 else "") + labels[-1]
+    evidence = list({e.location.short(): e for _, _, e in statuses}.values())
+    return _gap(
+        id="unstated-defaults:" + ",".join(status.setting for status, _, _ in statuses),
+        kind="unstated-defaults",
+        category="Missing Configuration Protocol",
+        title=f"conventional defaults not stated: {listed}",
+        detail="The paper does not state these; implementations usually keep the library's defaults.",
+        blocking=False,
+        evidence=evidence,
+        question=f"Did you keep the usual defaults for {listed}?",
+        conventions=[c for _, requirement, _ in statuses for c in requirement.conventions],
+    )
 
 
 # -- symbols ----------------------------------------------------------------------------------------
@@ -252,8 +339,8 @@ def _defines(latex: str, symbol_latex: str) -> bool:
 
 def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
     equations = {e.id: e for e in reading.spec.equations}
-    appendix = {s.id for s in reading.spec.sections if s.appendix}
-    prose = " ".join(sentence.plain.text for sentence in reading.sentences)
+    aside = {s.id for s in reading.spec.sections if s.appendix} | framing_sections(reading.spec)
+    prose = " ".join(sentence.plain.text for sentence in [*reading.sentences, *reading.framing_sentences])
     defined_bases = {info.symbol[:1] for info in reading.spec.symbols if info.definition or info.value_given}
     asked_bases: set[str] = set()  # β_t and β_{t'} are one question
     for info in reading.spec.symbols:
@@ -261,9 +348,9 @@ def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
         if not ("\u0370" <= base <= "\u03ff") or base in NOT_A_SETTING or info.value_given:
             continue
         used_in = [equations[i] for i in info.equations if i in equations]
-        main_text = [e for e in used_in if e.section_id not in appendix]
+        main_text = [e for e in used_in if e.section_id not in aside]
         if not main_text:
-            continue  # notation local to an appendix proof
+            continue  # notation local to an appendix proof, or to the background
         if info.latex and any(_defines(e.latex or "", info.latex) for e in used_in):
             continue
         first = main_text[0]

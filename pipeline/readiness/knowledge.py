@@ -24,6 +24,7 @@ class Requirement:
     blocking: bool
     category: str
     conventions: tuple[Convention, ...]
+    conventional: bool = False  # kept at the library's default by nearly everyone: asked once, together
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,7 @@ def _requirement(raw: dict) -> Requirement:
         stated_by_components=tuple(raw.get("stated_by_components", [])),
         stated_by_text=re.compile(raw["stated_by_text"], re.IGNORECASE) if raw.get("stated_by_text") else None,
         label=raw["label"],
+        conventional=bool(raw.get("conventional", False)),
         blocking=bool(raw["blocking"]),
         category=raw["category"],
         conventions=_conventions(raw.get("conventions")),

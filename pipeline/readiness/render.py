@@ -35,14 +35,20 @@ def render_text(report: ReadinessReport) -> str:
         out.append(f"       ask: {gap.question}")
         if gap.conventions:
             out.append("       convention (not the paper's): " + "; ".join(c.answer for c in gap.conventions))
-    unstated = [s for s in report.settings if not s.stated]
+    unstated = [s for s in report.settings if not s.stated and not s.delegated]
     if report.settings:
         out.append("")
-        out.append("Needed settings: " + ", ".join(f"{s.setting}{'' if s.stated else ' (not stated)'}" for s in report.settings))
+        out.append("Needed settings: " + ", ".join(f"{s.setting}{_status_note(s)}" for s in report.settings))
+    for evidence in report.delegations:
+        out.append(f"Delegated (not checked): “{shorten(evidence.quote, 110)}” · {evidence.location.short()}")
     if not report.gaps and not unstated:
         out.append("No gaps found.")
     out.append("")
     return "\n".join(out)
+
+
+def _status_note(status) -> str:
+    return "" if status.stated else " (delegated)" if status.delegated else " (not stated)"
 
 
 def render_markdown(report: ReadinessReport) -> str:
@@ -78,7 +84,8 @@ def render_markdown(report: ReadinessReport) -> str:
         for status in report.settings:
             evidence = f"{status.evidence[0].location.short()}: “{shorten(status.evidence[0].quote, 80)}”" if status.evidence else "—"
             cell = evidence.replace("|", "\\|")  # a table row quoted as evidence has pipes of its own
-            out.append(f"| {status.component} | {status.setting} | {'yes' if status.stated else '**no**'} | {cell} |")
+            stated = "yes" if status.stated else "delegated" if status.delegated else "**no**"
+            out.append(f"| {status.component} | {status.setting} | {stated} | {cell} |")
         out.append("")
     return "\n".join(out)
 

@@ -154,7 +154,7 @@ def reproduce(
 
     def run_step_action() -> str:
         # Each round is saved as it ends (the loop appends to record.rounds and reports it).
-        facts = paper_facts(paper.spec, paper.decisions, paper.readiness)  # a repair never moves a stated value
+        facts = paper_facts(paper.spec, paper.decisions)  # a repair never moves a stated value
         result = run_and_repair(out, client, sandbox, max_rounds=max_rounds, rounds=record.rounds, on_progress=save, facts=facts)
         record.rounds, record.image = result.rounds, result.image
         record.outcome, record.reason = result.outcome, result.reason
