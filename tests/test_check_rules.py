@@ -70,10 +70,10 @@ def test_matching_equivalent_overridden_and_dead_values_are_silent(tmp_path, pap
     assert _run(tmp_path, paper, silent).findings == []
 
 
-def test_a_setting_the_paper_states_twice_lowers_confidence_and_says_why(tmp_path, paper):
+def test_a_setting_the_paper_states_twice_is_information_and_says_why(tmp_path, paper):
     [finding] = _run(tmp_path, paper, [_site("batch_size", 64, "64", normalized_name="batch_size")]).findings
-    assert finding.confidence == 0.5 and finding.severity == "warning"
-    assert "several values (128, 256)" in finding.confidence_note
+    assert finding.confidence == 0.5 and finding.severity == "info"
+    assert "several values (128, 256); which experiment this code runs is not known" in finding.confidence_note
 
 
 def test_guesses_cite_where_the_paper_needs_the_value(tmp_path, paper):

@@ -27,7 +27,7 @@ WORKSPACE = EXAMPLE_PAPER.parent / "workspace"
 def example():
     spec = read_paper(EXAMPLE_PAPER)
     readiness = assess(spec)
-    return spec, readiness, paper_facts(spec, DecisionsFile(), readiness)
+    return spec, readiness, paper_facts(spec, DecisionsFile())
 
 
 def test_each_bad_setting_costs_only_itself():

@@ -139,8 +139,8 @@ def client_answering(*answers: str | httpx2.Response, sent: list | None = None, 
 
 
 def facts_of(example) -> PaperFacts:
-    spec, readiness = example
-    return paper_facts(spec, DecisionsFile(), readiness)
+    spec, _ = example
+    return paper_facts(spec, DecisionsFile())
 
 
 def planned(plan: RepoPlan, path: str) -> PlannedFile:

@@ -219,9 +219,10 @@ def _is_symbol_of_the_method(site: ValueSite, context: WorkspaceContext) -> bool
 
 
 def _cites_equation_of(site: ValueSite, cited: dict[str, set[str]], equations: frozenset[str]) -> bool:
-    """`rho=0.1` of `ConsistencyLoss.__init__` when the class's docstring cites Eq. (4), which uses ρ."""
+    """`rho=0.1` of `ConsistencyLoss.__init__` when the class's docstring cites Eq. (4), which uses ρ;
+    a module's constant `RHO = 0.1` when the module cites it anywhere."""
     if site.call is None:
-        return False
+        return any(targets & equations for targets in cited.values())
     return any((site.call == owner or site.call.startswith(owner + ".")) and targets & equations for owner, targets in cited.items())
 
 
@@ -411,8 +412,8 @@ def check_file(root: Path, facts: PaperFacts, file: FileIndex, context: Workspac
     """The value findings of one file: what an editor re-checks when that file changes."""
     cited: dict[str, set[str]] = {}  # function or class → the equations its anchors cite
     for anchor in file.anchors:
-        if anchor.function and anchor.target_kind in ("equation", "label"):
-            cited.setdefault(anchor.function, set()).add(anchor.target)
+        if anchor.target_kind in ("equation", "label"):
+            cited.setdefault(anchor.function or "", set()).add(anchor.target)
     found = [f for site in file.values if (f := _check_value(root, site, facts, context, file.file, cited)) is not None]
     return [_recorded(f, facts.decisions) for f in found]
 
