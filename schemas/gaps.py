@@ -76,6 +76,9 @@ class Gap(Model):
     readings: list[str] = Field(default_factory=list, description="Candidate readings an implementer would choose between.")
     conventions: list[Convention] = Field(default_factory=list, description="Conventional answers, labelled as conventions.")
     setting: str | None = Field(default=None, description="The normalised setting concerned, when there is one.")
+    grouped_settings: list[str] = Field(
+        default_factory=list, description="For a gap that asks about several settings at once (conventional defaults): each of them."
+    )
     component: str | None = Field(default=None, description="The component concerned, when there is one.")
     source: Literal["rules", "llm"] = "rules"
 

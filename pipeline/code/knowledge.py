@@ -206,6 +206,6 @@ def settings_shared_across_kinds() -> frozenset[str]:
 
 def kind_named_by(name: str) -> str | None:
     """The kind of component a setting's own name carries: `opt_eps` an optimizer's, `norm_eps` a norm's."""
-    words = set(re.split(r"[^a-z0-9]+|_", name.lower()))
+    words = set(re.split(r"[^a-z0-9]+", name.lower()))
     found = {kind for kind, kind_words in _KIND_WORDS.items() if words & set(kind_words)}
     return found.pop() if len(found) == 1 else None

@@ -37,3 +37,14 @@ def framing_sections(spec: PaperSpec) -> frozenset[str]:
 
 def appendix_sections(spec: PaperSpec) -> frozenset[str]:
     return frozenset(section.id for section in spec.sections if section.appendix)
+
+
+def top_section(spec: PaperSpec, section_id: str | None) -> str | None:
+    """The level-1 section holding a section: "we follow Lipman et al." in 5.2 speaks for section 5."""
+    top = None
+    for section in spec.sections:
+        if section.level == 1:
+            top = section.id
+        if section.id == section_id:
+            return top
+    return None

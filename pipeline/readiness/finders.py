@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ...schemas import TYPE_OF_CATEGORY, Evidence, Gap, Hyperparameter, PaperSpec, SettingStatus
-from ..extract.parts import framing_sections
+from ..extract.parts import framing_sections, top_section
 from ..extract.sentences import Sentence, sentences_of
 from .knowledge import Requirement, ambiguous_wordings, requirements
 
@@ -179,7 +179,8 @@ DELEGATION = re.compile(
     r"borrow(?:s|ed|ing)?|inherit(?:s|ed|ing)?|identical\s+to|same\s+as|unchanged\s+from)\b"
     r"[^.;]{0,60}?\b(?:recipes?|hyper-?parameters?|set-?ups?|"
     r"(?:training|optimi[sz]ation|experimental)\s+(?:settings?|details|protocols?|procedures?|schemes?|configurations?))\b"
-    r"[^.;]{0,30}?\b(?:of|as(?:\s+in)?|from|in|by)\s+(?:the\s+)?(?:official\s+)?(?=[A-Z\[])"
+    r"[^.;]{0,30}?\b(?:of|as(?:\s+in)?|from|in|by)\s+(?:the\s+)?(?:official\s+)?"
+    r"(?!(?:Table|Tab|Figure|Fig|Section|Sec|Appendix|App|Eq|Equation|Algorithm|Alg)\b)(?=[A-Z\[])"  # not its own tables
     r"|\bdefault\s+(?:hyper-?parameters|parameters|settings|values)\s+(?:of|from|in)\b"
     r"|\b(?:PyTorch|framework|library|optimizer)(?:'s)?\s+default\s+(?:hyper-?parameters|parameters|settings|values)\b",
 )
@@ -197,20 +198,8 @@ def delegations(reading: Reading) -> list[tuple[Evidence, str | None]]:
     for sentence in reading.sentences:
         match = DELEGATION.search(sentence.plain.text)
         if match and not _OTHERS_SETTINGS.search(sentence.plain.text):
-            found.append((_sentence_evidence(sentence, match.start(), match.end()), _top_section(reading.spec, sentence.paragraph.section_id)))
+            found.append((_sentence_evidence(sentence, match.start(), match.end()), top_section(reading.spec, sentence.paragraph.section_id)))
     return found
-
-
-def _top_section(spec: PaperSpec, section_id: str | None) -> str | None:
-    """The level-1 section holding a section: "we follow Lipman et al." in 5.2 speaks for section 5."""
-    top = None
-    for section in spec.sections:
-        if section.level == 1:
-            top = section.id
-        if section.id == section_id:
-            return top
-    return None
-
 
 def setting_statuses(reading: Reading) -> list[tuple[SettingStatus, Requirement, Evidence]]:
     """Every setting the paper's components and training need, stated or not, with what asks for it."""
@@ -238,7 +227,7 @@ def setting_statuses(reading: Reading) -> list[tuple[SettingStatus, Requirement,
     if delegated_in:
         first = next(iter(delegated_in.values()))  # for a need whose section is not known: say less
         optimizer = next((u for u in used if u.kind == "optimizer"), None)
-        section_of = {u.name: _top_section(reading.spec, u.section_id) for u in used}
+        section_of = {u.name: top_section(reading.spec, u.section_id) for u in used}
         section_of["training"] = section_of.get(optimizer.name) if optimizer else None
         out = [
             (
@@ -323,6 +312,7 @@ def _conventional_defaults(statuses: list[tuple[SettingStatus, Requirement, Evid
         evidence=evidence,
         question=f"Did you keep the usual defaults for {listed}?",
         conventions=[c for _, requirement, _ in statuses for c in requirement.conventions],
+        grouped_settings=[status.setting for status, _, _ in statuses],
     )
 
 

@@ -308,20 +308,17 @@ def _number_or_text(text: str) -> float | str:
 def _open_items(readiness: ReadinessReport, settled: set[str], contested: list[OpenItem]) -> list[OpenItem]:
     """Every gap the decisions do not settle, in the report's order, and the settings whose sources
     disagree (unless a gap already asks about them); blocking first."""
-    items = [item for gap in readiness.gaps for item in _open_items_of(gap) if not (item.setting and item.setting in settled)]
-    asked = {item.setting for item in items if item.setting}
-    items += [item for item in contested if item.setting not in asked]
-    ranks = {gap.id: gap.rank for gap in readiness.gaps}
-    ranks |= {item.id: ranks[gap.id] for gap in readiness.gaps for item in _open_items_of(gap)}
-    return sorted(items, key=lambda item: (not item.blocking, ranks.get(item.id, len(ranks) + 1)))
+    ranked = [(gap.rank, item) for gap in readiness.gaps for item in _open_items_of(gap) if not (item.setting and item.setting in settled)]
+    asked = {item.setting for _, item in ranked if item.setting}
+    ranked += [(len(readiness.gaps) + 1, item) for item in contested if item.setting not in asked]
+    return [item for _, item in sorted(ranked, key=lambda pair: (not pair[1].blocking, pair[0]))]
 
 
 def _open_items_of(gap: Gap) -> list[OpenItem]:
     """A gap's open items: the conventional defaults asked together are settled one by one."""
-    if gap.kind == "unstated-defaults":
-        settings = gap.id.split(":", 1)[1].split(",")  # the id names them: unstated-defaults:betas,epsilon
+    if gap.grouped_settings:
         return [
-            OpenItem(id=f"{gap.id}:{setting}", setting=setting, question=gap.question, blocking=False, evidence=list(gap.evidence))
-            for setting in settings
+            OpenItem(id=f"{gap.id}:{setting}", setting=setting, question=gap.question, blocking=gap.blocking, evidence=list(gap.evidence))
+            for setting in gap.grouped_settings
         ]
     return [OpenItem(id=gap.id, setting=gap.setting, question=gap.question, blocking=gap.blocking, evidence=list(gap.evidence))]
