@@ -8,7 +8,7 @@ of labelled real differences found (a true finding inside a difference's lines),
 useful gaps. A finding or gap no label covers is counted as unlabelled and listed, never as true.
 
 Usage: python bench/real_repos.py [--data ../shared/data] [--only ID ...] [--paperlens CMD]
-       [--show-unlabelled]
+       [--show-unlabelled] [--show-false] [--show-true]
 `--paperlens` runs another build of the CLI (e.g. an older commit's) for a before/after table.
 """
 
@@ -54,6 +54,7 @@ class Outcome:
     gaps_noise: int = 0
     gaps_unlabelled: list[str] = field(default_factory=list)
     false_alarms: list[str] = field(default_factory=list)
+    true_findings: list[str] = field(default_factory=list)
 
 
 def _cli(command: list[str], args: list[str], cache: Path) -> tuple[dict | None, str, float]:
@@ -115,6 +116,7 @@ def measure(repository: str, data: Path, command: list[str]) -> Outcome:
         if label.get("verdict") is True:
             outcome.true += 1
             outcome.errors_true += finding["severity"] == "error"
+            outcome.true_findings.append(f"{where}  [{label.get('reason', '')}]")
             if code:
                 true_lines.append((code["file"], code["line"] + 1))
         else:
@@ -149,6 +151,7 @@ def main() -> int:
     parser.add_argument("--paperlens", default=f"{shlex.quote(sys.executable)} -m paperlens.pipeline.cli", help="the CLI to run")
     parser.add_argument("--show-unlabelled", action="store_true")
     parser.add_argument("--show-false", action="store_true", help="list every false alarm with its label's reason")
+    parser.add_argument("--show-true", action="store_true", help="list every true finding with its label's reason")
     args = parser.parse_args()
     command = shlex.split(args.paperlens)
     repositories = sorted(p.name for p in (args.data / "repos").iterdir() if p.is_dir() and (args.data / "papers-latex" / p.name).is_dir())
@@ -188,6 +191,10 @@ def main() -> int:
                 print(f"  {line}")
             for title in outcome.gaps_unlabelled:
                 print(f"  gap: {title}")
+        if args.show_true and outcome.true_findings:
+            print(f"\ntrue findings in {outcome.repository}:")
+            for line in outcome.true_findings:
+                print(f"  {line}")
         if args.show_false and outcome.false_alarms:
             print(f"\nfalse alarms in {outcome.repository}:")
             for line in outcome.false_alarms:

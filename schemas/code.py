@@ -33,6 +33,7 @@ ValueSiteKind = Literal[
     "config-default",  # a dataclass / pydantic / attrs field default
     "dict-entry",  # {"lr": 3e-4}
     "config-file",  # lr: 3e-4 in a YAML/JSON/TOML/INI file
+    "command-line",  # python main.py --lr 4e-3, in a shell script or a README's command
 ]
 
 
@@ -47,7 +48,8 @@ class ValueSite(Model):
     call: str | None = Field(
         default=None,
         description="The call the value is passed to, as written (torch.optim.AdamW); for a function-default or "
-        "config-default, the qualified name of the function or class it is the default of.",
+        "config-default, the qualified name of the function or class it is the default of; for a command-line "
+        "value, the whole command.",
     )
     component: str | None = Field(default=None, description="The canonical component of that call (AdamW), when known.")
     resolved_from: CodeLocation | None = Field(
@@ -123,7 +125,7 @@ class FileIndex(Model):
 
     file: str
     sha256: str
-    language: Literal["python", "yaml", "json", "toml", "ini"]
+    language: Literal["python", "yaml", "json", "toml", "ini", "shell", "markdown", "notebook"]
     values: list[ValueSite] = Field(default_factory=list)
     components: list[ComponentSite] = Field(default_factory=list)
     anchors: list[Anchor] = Field(default_factory=list)
@@ -134,6 +136,11 @@ class FileIndex(Model):
         default_factory=list,
         description="Names this file takes from other modules (imported, read off an imported module, a config's "
         "`_target_`), sorted; `module.*` for a star import. Tells which definitions elsewhere are used.",
+    )
+    imported_modules: list[str] = Field(
+        default_factory=list,
+        description="What this file imports by absolute name, dotted as imported (torch.distributed, "
+        "accelerate.Accelerator), sorted: tells how its runs are launched (one process or several).",
     )
     assigned_attributes: list[str] = Field(
         default_factory=list,

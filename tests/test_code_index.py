@@ -832,11 +832,12 @@ def test_which_files_are_read(tmp_path):
             "build/g.py": "x = 1\n",
             "src/__pycache__/h.py": "x = 1\n",
             "data/big.json": "{}\n",
-            "README.md": "# no\n",
+            "README.md": "# launchers' commands\n",
+            "notes.txt": "not read\n",
         },
     )
-    assert workspace_files(root) == ["c.cfg", "conf/b.yml", "data/big.json", "src/a.py"]
-    assert workspace_files(root, exclude=["data"]) == ["c.cfg", "conf/b.yml", "src/a.py"]
+    assert workspace_files(root) == ["README.md", "c.cfg", "conf/b.yml", "data/big.json", "src/a.py"]
+    assert workspace_files(root, exclude=["data", "*.md"]) == ["c.cfg", "conf/b.yml", "src/a.py"]
     assert workspace_files(root, include=["**/*.py"]) == ["src/a.py"]
     assert workspace_files(root, include=["conf/*.yml"]) == ["conf/b.yml"]
 

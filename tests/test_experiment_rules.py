@@ -131,3 +131,126 @@ def test_a_yaml_list_ending_at_the_end_of_a_file_without_a_newline_is_read():
     index = index_config("configs/model.yaml", "model:\n  depths:\n    - 2\n    - 2", "yaml")
     assert not index.problems
     assert any(site.name.startswith("model.depths") for site in index.values)
+
+
+SAMPLING = r"""
+\section{Method}
+We train with AdamW and a learning rate of 1e-4 and a batch size of 256 for 100,000 training steps.
+"""
+
+
+def test_a_training_setting_given_to_a_sampler_a_metric_or_a_generation_script_is_another_quantity(tmp_path):
+    files = {
+        "train.py": "opt = torch.optim.AdamW(params, lr=1e-4)\nsamples = euler_sampler(model, x, num_steps=50)\nmax_steps = 400000\n",
+        "metrics/classifier.py": "def compute_logits(images, batch_size=2048):\n    return images\n",
+        "generate.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--num-steps', type=int, default=50)\n",
+    }
+    findings = _check(tmp_path, SAMPLING, files)
+    # Only the training script's own length is compared: 400K steps against the paper's 100,000.
+    assert [(f.code.file, f.setting, f.code_value) for f in findings] == [("train.py", "training_steps", "400000")]
+
+
+def test_a_variant_beside_the_one_the_paper_reports_is_not_compared(tmp_path):
+    body = r"""
+\section{Method}
+The model is a DiT with a patch size of 2, trained with AdamW for 12 epochs with a batch size of 256.
+"""
+    table = "class DiT:\n    def __init__(self, depth, patch_size, **kw):\n        pass\n" + "".join(f"def DiT_XL_{p}(**kw):\n    return DiT(depth=28, patch_size={p}, **kw)\n" for p in (2, 4, 8))
+    table += "DiT_models = {'DiT-XL/2': DiT_XL_2, 'DiT-XL/4': DiT_XL_4, 'DiT-XL/8': DiT_XL_8}\n"
+    files = {
+        "models.py": table,
+        "configs/base_640.yaml": "trainer:\n  max_epochs: 12\n",
+        "configs/base_640_2x.yaml": "trainer:\n  max_epochs: 24\n",
+        "configs/other_task.yaml": "trainer:\n  max_epochs: 30\n",
+    }
+    findings = _check(tmp_path, body, files)
+    # The 2x schedule is a variant of base_640; other_task is a run of its own.
+    assert [(f.code.file, f.setting, f.code_value) for f in findings] == [("configs/other_task.yaml", "epochs", "30")]
+    only_other_patches = {"models.py": table.replace("patch_size=2", "patch_size=16")}
+    assert {f.code_value for f in _check(tmp_path / "again", body, only_other_patches) if f.setting == "patch_size"} == {"16", "4", "8"}
+
+
+def test_a_run_in_a_folder_the_paper_never_names_beside_one_it_does_is_not_its_experiment(tmp_path):
+    body = r"""
+\section{Method}
+We fine-tune DINOv2 with AdamW and a learning rate of 1e-4 and a batch size of 16 for 12 epochs.
+"""
+    files = {"configs/dinov2/coco.yaml": "model:\n  lr: 1e-4\n", "configs/dinov3/coco.yaml": "model:\n  lr: 2e-4\n"}
+    assert _check(tmp_path / "a", body, files) == []
+    # Folders named for nothing the paper names (nor their siblings): their runs are compared.
+    files = {"configs/main/coco.yaml": "model:\n  lr: 1e-4\n", "configs/ablation/coco.yaml": "model:\n  lr: 2e-4\n"}
+    assert [(f.code.file, f.code_value) for f in _check(tmp_path / "b", body, files)] == [("configs/ablation/coco.yaml", "2e-4")]
+
+
+def test_a_name_passed_through_is_reported_once_where_its_value_is_given(tmp_path):
+    body = TRAINING.replace("AdamW and", "AdamW (no other settings stated) and")
+    files = {
+        "model.py": """\
+        class Module:
+            def __init__(self, weight_decay=0.05):
+                self.opt = torch.optim.AdamW(self.parameters(), lr=3e-4, weight_decay=weight_decay)
+
+        module = Module()
+        """,
+        "config.yaml": "seq: 30\noptim:\n  lr: 1e-3\nscheduler:\n  lr: ${optim.lr}\n",
+    }
+    findings = _check(tmp_path, body, files)
+    assert [(f.kind, f.code.file, f.code.line + 1) for f in findings if f.setting == "weight_decay"] == [("guess", "model.py", 2)]
+    assert [(f.code.file, f.code.line + 1) for f in findings if f.setting == "learning_rate"] == [("config.yaml", 3)]
+
+
+def test_a_batch_split_over_accumulation_steps_or_the_processes_of_a_distributed_run_is_the_papers(tmp_path):
+    body = TRAINING.replace("256", "2048")
+    accumulated = {"config.yaml": "train_batch_size: 128\ngradient_accumulation_steps: 16\n"}
+    assert _check(tmp_path / "a", body, accumulated) == []
+    one_process = {"config.yaml": "train_batch_size: 256\n"}
+    assert [f.code_value for f in _check(tmp_path / "b", body, one_process)] == ["256"]
+    distributed = {**one_process, "train.py": "import torch.distributed as dist\n"}
+    assert _check(tmp_path / "c", body, distributed) == []
+    not_a_power_of_two = {"config.yaml": "train_batch_size: 512\n", "train.py": "import torch.distributed as dist\n"}
+    assert _check(tmp_path / "d", body.replace("2048", "1536"), not_a_power_of_two) != []
+
+
+def test_settings_the_paper_hands_to_its_own_configuration_files_are_delegated(tmp_path):
+    body = r"""
+\section{Experimental setup}
+All models were trained with the Adam optimizer with a learning rate of 1e-4 for 250 epochs and a batch size of 128.
+YAML configuration files with all run settings can be found in the config/ directory of our codebase.
+"""
+    report = assess(_paper(tmp_path / "paper", body))
+    assert {"betas", "epsilon"} <= {s.setting for s in report.settings if s.delegated}
+    assert "config/ directory" in report.delegations[0].quote
+    findings = _check(tmp_path, body, {"config/train.yaml": "optimizer:\n  lr: 1e-4\n  betas: [0.95, 0.999]\n  eps: 1e-8\n"})
+    assert [f for f in findings if f.kind == "guess"] == []
+
+
+def test_a_table_row_is_named_by_the_head_of_its_name_and_values_of_each_table_count(tmp_path):
+    body = r"""
+\section{Hyperparameters}
+\begin{table}[h]\caption{Game A Hyperparameters}
+\begin{tabular}{ll}
+Actor Training Optimizer & Adam \\
+Optimizer (Actor) Learning Rate & 0.001 \\
+Gradient Clipping Norm & 1.0 \\
+\end{tabular}\end{table}
+\begin{table}[h]\caption{Game B Hyperparameters}
+\begin{tabular}{ll}
+Optimizer (Actor) Learning Rate & $1 \times 10^{-5}$ \\
+Clip Gradient Norm & 10.0 \\
+\end{tabular}\end{table}
+"""
+    spec = _paper(tmp_path / "paper", body)
+    stated = {(h.normalized_name, h.value) for h in spec.hyperparameters}
+    assert {("learning_rate", 0.001), ("learning_rate", 1e-5), ("grad_clip_norm", 1.0), ("grad_clip_norm", 10.0)} <= stated
+    findings = _check(tmp_path, body, {"configs/game_b.yaml": "optimizer_actor:\n  lr: 0.00001\ntraining:\n  clip_grad_norm: 10\n"})
+    assert findings == []
+
+
+def test_values_listed_each_in_its_own_math_or_behind_a_qualifier_are_all_read(tmp_path):
+    body = r"""
+\section{Method}
+For CelebA-HQ and Stable Diffusion we use a learning rate of $5e-6$ and $1e-5$, respectively.
+No weight decay is applied, and $\beta_1$ and $\beta_2$ of AdamW are set to 0.9 and 0.95.
+"""
+    stated = {(h.normalized_name, h.value) for h in _paper(tmp_path / "paper", body).hyperparameters}
+    assert {("learning_rate", 5e-6), ("learning_rate", 1e-5), ("beta1", 0.9), ("beta2", 0.95)} <= stated

@@ -28,7 +28,7 @@ from ...schemas import (
     ValueSite,
 )
 from ..decisions import DECISIONS_PATH
-from ..code.knowledge import kind_named_by, settings_shared_across_kinds
+from ..code.knowledge import is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds
 from ..extract.components import find_mentions
 from ..extract.hyperparameters import symbol_name
 from ..extract.knowledge import hyperparameter_vocabulary
@@ -37,7 +37,7 @@ from ..extract.values import binary_reading
 from ..readiness.finders import NOT_A_SETTING, Reading, setting_statuses, used_components
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
-from .scope import fits, scope_of, site_context
+from .scope import fits, fold, for_a_baseline, is_test_file, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_family
 from .units import code_measure, comparable, paper_measure
 
 # Component kinds where a paper naming one and the code using another is a divergence. Activations
@@ -75,6 +75,8 @@ class PaperFacts:
     unstated_for: dict[str, str] = field(default_factory=dict)  # setting → the component needing it
     used: dict[str, list[str]] = field(default_factory=dict)  # component kind → names the paper uses
     used_evidence: dict[str, Evidence] = field(default_factory=dict)
+    names: frozenset[str] = frozenset()  # folded names of models and datasets the prose uses (scope.py)
+    folded_prose: str = ""
 
 
 def _number(value: float) -> str:
@@ -91,9 +93,13 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
     components it uses."""
     side = PaperFacts(decisions)
     framing = framing_sections(spec)
+    side.names = paper_names([p.text for p in spec.paragraphs])
+    side.folded_prose = fold(" ".join(p.text for p in spec.paragraphs))
     for stated in spec.hyperparameters:
         if stated.section_id in framing:
             continue  # a value of the work the paper frames itself against, not of its method
+        if stated.source == "text" and for_a_baseline(stated.text, stated.raw_value):
+            continue  # "an exploiter baseline trained for 10^9 steps": another method's setting
         if isinstance(stated.value, float) and math.isfinite(stated.value):
             evidence = Evidence(quote=stated.text, location=stated.location)
             scope = scope_of(stated.text, stated.raw_value) if stated.source == "text" else frozenset()
@@ -177,6 +183,22 @@ def _equivalent(code: float, fact: _Fact, site: ValueSite) -> bool:
     return reciprocal and math.isclose(code * fact.value, 1.0, rel_tol=1e-6)
 
 
+def _split_batch(code: float, paper: float, site: ValueSite, file: FileIndex, context: WorkspaceContext) -> bool:
+    """Whether the code's batch is the paper's split over accumulation steps (given in the same file)
+    or over the processes a distributed run starts (a power of two up to 64; their number is not
+    known): the batch size of a DataLoader, a trainer or a config is per process and per step."""
+    if code <= 0 or any(word in site.name.lower() for word in ("global", "total", "effective")):
+        return False
+    ratio = paper / code
+    if not ratio.is_integer() or ratio < 2:
+        return False
+    steps = {float(s.value) for s in file.values if "accum" in s.name.lower() and isinstance(s.value, (int, float)) and s.value >= 1}
+    devices = ratio / next((a for a in steps if (ratio / a).is_integer()), 1.0)
+    if devices == 1:
+        return True
+    return context.several_processes and devices <= 64 and int(devices) & (int(devices) - 1) == 0
+
+
 def _value_edit(root: Path, site: ValueSite, new_text: str) -> TextEdit | None:
     """The exact span of the value's source text, so "use the paper's value" replaces only it."""
     try:
@@ -202,13 +224,37 @@ class WorkspaceContext:
 
     loaded_configs: frozenset[str] = frozenset()  # config files some code is seen to load
     functions: frozenset[str] = frozenset()  # names of functions and classes the workspace defines
+    directories: frozenset[str] = frozenset()  # every folder holding a file read
+    several_processes: bool = False  # the workspace launches distributed runs (torch.distributed, accelerate)
+    code_names: str | None = None  # every path, name and call of the workspace, folded (scope.py::fits)
+    # The values of the settings each file sets, by variant family (scope.py::variant_family).
+    variants: dict[str, dict[tuple[str, ...], tuple[float, ...]]] = field(default_factory=dict, hash=False, compare=False)
 
     @classmethod
     def of(cls, index: CodeIndex) -> WorkspaceContext:
         return cls(
             frozenset(ref.resolved for file in index.files for ref in file.config_references if ref.resolved),
             frozenset(function.name for file in index.files for function in file.functions),
+            frozenset(str(parent) for file in index.files for parent in Path(file.file).parents if str(parent) != "."),
+            any(launches_processes(module) for file in index.files for module in file.imported_modules),
+            " ".join(site_context(site) for file in index.files for site in file.values),
+            {file.file: _variants_of(file) for file in index.files},
         )
+
+    def variant_values(self, family: tuple[str, ...], file: FileIndex) -> list[float]:
+        """The values the family's sites give, in `file` as it is now and in the rest as last read."""
+        mine = _variants_of(file).get(family, ())
+        return [*mine, *(v for other, families in self.variants.items() if other != file.file for v in families.get(family, ()))]
+
+
+def _variants_of(file: FileIndex) -> dict[tuple[str, ...], tuple[float, ...]]:
+    families: dict[tuple[str, ...], list[float]] = {}
+    for site in file.values:
+        if site.live and isinstance(site.value, (int, float)) and not isinstance(site.value, bool):
+            family = variant_family(site)
+            if family is not None:
+                families.setdefault(family, []).append(float(site.value))
+    return {family: tuple(values) for family, values in families.items()}
 
 
 def _is_symbol_of_the_method(site: ValueSite, context: WorkspaceContext) -> bool:
@@ -226,15 +272,33 @@ def _cites_equation_of(site: ValueSite, cited: dict[str, set[str]], equations: f
     return any((site.call == owner or site.call.startswith(owner + ".")) and targets & equations for owner, targets in cited.items())
 
 
+def _where_given(site: ValueSite, file: FileIndex) -> ValueSite:
+    """`AdamW(..., weight_decay=weight_decay)`, `${max_seq_len}`: a name passed through is checked as
+    what it is passed to (AdamW's weight decay) but reported where its value is given, once."""
+    origin = site.resolved_from
+    if origin is None or origin.file != file.file:
+        return site
+    given = next(
+        (o for o in file.values if o is not site and o.location.line == origin.line and o.normalized_name == site.normalized_name), None
+    )
+    if given is None:
+        return site
+    return site.model_copy(update={"name": given.name, "raw": given.raw, "location": given.location, "resolved_from": None, "kind": given.kind})
+
+
 def _check_value(
-    root: Path, site: ValueSite, side: PaperFacts, context: WorkspaceContext, file: str, cited: dict[str, set[str]]
+    root: Path, site: ValueSite, side: PaperFacts, context: WorkspaceContext, file: FileIndex, cited: dict[str, set[str]]
 ) -> Finding | None:
     name = site.normalized_name
     if name is None or not site.live or site.overridden or not isinstance(site.value, (int, float)) or isinstance(site.value, bool):
         return None
     if name in side.symbols and not _is_symbol_of_the_method(site, context):
         return None
-    read_by_code = file in context.loaded_configs
+    if is_training_setting(name) and site_stage(site) not in (None, "training"):
+        return None  # a sampler's steps, a metric's batch, a caching script's batch: other quantities
+    if outside_the_paper(file.file, context.directories, side.names, side.folded_prose):
+        return None  # a run of an experiment the paper never reports
+    read_by_code = file.file in context.loaded_configs
     code_value = float(site.value)
     if not _plausible(name, code_value):
         return None  # `self.tokens_per_batch = 0` before the first batch: a placeholder, no setting
@@ -244,18 +308,39 @@ def _check_value(
             return None  # the paper states it only in another measure ("4M tokens"): another quantity
         if any(_equivalent(code_value, fact, site) for fact in facts):
             return None
+        if name == "batch_size" and any(_split_batch(code_value, fact.value, site, file, context) for fact in facts):
+            return None  # 256 per process on 8 GPUs is the paper's 2048
         # "The decoder is a DiT with a patch size of 2" says nothing of an encoder's patch size.
-        context = site_context(site)
-        facts = [fact for fact in facts if fits(fact.scope, context)]
+        here = site_context(site)
+        told = [fact for fact in facts if fits(fact.scope, here, context.code_names)]
+        # Stated for an experiment the code never names: it may or may not be this run's, unless the
+        # run names another of the paper's.
+        unknown = [
+            fact
+            for fact in facts
+            if fact not in told
+            and context.code_names is not None
+            and untold(fact.scope, context.code_names)
+            and not names_another_experiment(site, fact.scope, side.names)
+        ]
+        facts = told or unknown
         if not facts:
             return None
+        family = variant_family(site)
+        if family is not None and any(_equivalent(v, f, site) for v in context.variant_values(family, file) for f in facts):
+            return None  # a variant beside the one the paper reports (DiT-XL/4 beside DiT-XL/2)
         notes: list[str] = []
         confidence = 0.9
         distinct = sorted({fact.value for fact in facts})
-        several = len(distinct) > 1 and not facts[0].from_answer
-        if several:
+        # Which of the paper's experiments this run is cannot be told: information, not an error.
+        experiment_unknown = (len(distinct) > 1 and not facts[0].from_answer) or not told
+        if len(distinct) > 1 and not facts[0].from_answer:
             confidence = min(confidence, SEVERAL_VALUES_CONFIDENCE)
             notes.append(f"the paper states several values ({', '.join(_number(v) for v in distinct)}); which experiment this code runs is not known")
+        elif not told:
+            confidence = min(confidence, SEVERAL_VALUES_CONFIDENCE)
+            names = sorted({n for fact in facts for n in untold(fact.scope, context.code_names or "")})
+            notes.append(f"the paper states it for {', '.join(names)}, which this code never names; which experiment this code runs is not known")
         if name in side.symbols and name not in ("temperature",):
             confidence = min(confidence, SYMBOL_NAMES_CONFIDENCE)
             notes.append(f"matched by the symbol's name `{site.name}` only")
@@ -272,7 +357,7 @@ def _check_value(
         return Finding(
             id=_site_id("divergence", name, site.location),
             kind="divergence",
-            severity="info" if several else "error" if confidence >= 0.75 else "warning",
+            severity="info" if experiment_unknown else "error" if confidence >= 0.75 else "warning",
             confidence=confidence,
             confidence_note="; ".join(notes) or None,
             message=f"{site.name} = {site.raw} here, but {source} says {name.replace('_', ' ')} = {paper_value}",
@@ -324,7 +409,18 @@ def _check_value(
     return None
 
 
-def _check_components(sites: list[ComponentSite], side: PaperFacts) -> list[Finding]:
+def _decoupled_decay_unknown(site: ComponentSite, values: dict[tuple[str, int], list[ValueSite]]) -> bool:
+    """AdamW with a weight decay of 0 is Adam: with the decay passed as a name whose value is not known
+    here, or as 0, the code may well run the paper's Adam. Without one, AdamW decays by its default."""
+    decays = [v for v in values.get((site.location.file, site.location.line), []) if v.normalized_name == "weight_decay"]
+    return any(not isinstance(v.value, (int, float)) or v.value == 0 for v in decays)
+
+
+def _check_components(
+    sites: list[ComponentSite], side: PaperFacts, values: dict[tuple[str, int], list[ValueSite]] | None = None
+) -> list[Finding]:
+    """A component of a checked kind that is not the one the paper names; `values` are the value sites
+    by file and line, for what the call passes (AdamW's weight decay)."""
     findings = []
     for kind in CHECKED_COMPONENT_KINDS:
         paper_names = set(side.used.get(kind, []))
@@ -334,6 +430,8 @@ def _check_components(sites: list[ComponentSite], side: PaperFacts) -> list[Find
             continue
         [paper_name] = paper_names
         for site in live:
+            if site.name == "AdamW" and paper_name == "Adam" and _decoupled_decay_unknown(site, values or {}):
+                continue
             findings.append(
                 Finding(
                     id=_site_id("divergence", kind, site.location),
@@ -351,6 +449,14 @@ def _check_components(sites: list[ComponentSite], side: PaperFacts) -> list[Find
                 )
             )
     return findings
+
+
+def _values_by_line(files: list[FileIndex]) -> dict[tuple[str, int], list[ValueSite]]:
+    by_line: dict[tuple[str, int], list[ValueSite]] = {}
+    for file in files:
+        for site in file.values:
+            by_line.setdefault((site.location.file, site.location.line), []).append(site)
+    return by_line
 
 
 def _unimplemented(spec: PaperSpec, index: CodeIndex) -> list[Finding]:
@@ -410,12 +516,18 @@ def _recorded(finding: Finding, decisions: DecisionsFile) -> Finding:
 
 def check_file(root: Path, facts: PaperFacts, file: FileIndex, context: WorkspaceContext = WorkspaceContext()) -> list[Finding]:
     """The value findings of one file: what an editor re-checks when that file changes."""
+    if is_test_file(file.file):
+        return []
     cited: dict[str, set[str]] = {}  # function or class → the equations its anchors cite
     for anchor in file.anchors:
         if anchor.target_kind in ("equation", "label"):
             cited.setdefault(anchor.function or "", set()).add(anchor.target)
-    found = [f for site in file.values if (f := _check_value(root, site, facts, context, file.file, cited)) is not None]
-    return [_recorded(f, facts.decisions) for f in found]
+    found: dict[str, Finding] = {}
+    for site in file.values:
+        finding = _check_value(root, _where_given(site, file), facts, context, file, cited)
+        if finding is not None:
+            found.setdefault(finding.id, finding)
+    return [_recorded(f, facts.decisions) for f in found.values()]
 
 
 def check_open_file(
@@ -424,7 +536,7 @@ def check_open_file(
     """What `check` reports for one file, as an editor holds it: `file` indexed from `source`, the
     rest of the workspace as `index` last saw it."""
     sites = [c for f in index.files if f.file != file.file for c in f.components] + file.components
-    workspace_wide = [f for f in _check_components(sites, facts) if f.code is not None and f.code.file == file.file]
+    workspace_wide = [f for f in _check_components(sites, facts, _values_by_line([file])) if f.code is not None and f.code.file == file.file]
     workspace_wide += equation_findings(root, spec, CodeIndex(root=str(root), files=[file]), sources={file.file: source})
     return check_file(root, facts, file, context) + [_recorded(f, facts.decisions) for f in workspace_wide]
 
@@ -435,7 +547,7 @@ def check(root: Path, spec: PaperSpec, index: CodeIndex, decisions: DecisionsFil
     context = WorkspaceContext.of(index)
     findings: list[Finding] = [f for file in index.files for f in check_file(root, facts, file, context)]
     workspace_wide = (
-        _check_components([c for f in index.files for c in f.components], facts)
+        _check_components([c for f in index.files for c in f.components], facts, _values_by_line(index.files))
         + equation_findings(root, spec, index)
         + _unimplemented(spec, index)
     )

@@ -5,14 +5,23 @@ A paper states values for something: "a patch size of 2" for "the decoder", "12 
 sentence when it has one clause), are its scope. A code site is about a scope when its file path,
 name or call names it (`configs/coco/...`, `decoder.patch_size`, `SimpleMLP(num_layers=...)`).
 A scoped value says nothing about a site that names none of its scope: it is not compared there.
+
+The code side has its experiments too. A site's stage (`site_stage`): `euler_sampler(num_steps=50)`
+sets a sampler's steps, not training's. Its variants (`variant_family`): `DiT_XL_2` and `DiT_XL_4`
+call one constructor with patch sizes 2 and 4, `eomt_base_640.yaml` and `eomt_base_640_2x.yaml`
+are one run at two schedules; when one variant has the paper's value the others are other
+experiments. Runs the paper never speaks of (`outside_the_paper`): `configs/dinov3/` beside the
+`configs/dinov2/` of a paper that names DINOv2 only.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from pathlib import PurePosixPath
 
 from ...schemas import ValueSite
+from ..code.knowledge import stage_named_by
 from ..extract.components import find_mentions
 
 # The parts of a model a sentence can give a setting of.
@@ -38,16 +47,28 @@ def _is_component(name: str) -> bool:
     return any(mention.kind in _NOT_A_SCOPE_KINDS for mention in find_mentions(name))
 
 
-def scope_of(sentence: str, raw_value: str) -> frozenset[str]:
-    """The folded names of what the value is stated for, from its clause of the sentence."""
+def _clause(sentence: str, raw_value: str) -> str:
     text = _MATH_OR_CITATION_RE.sub(lambda m: " " * len(m.group()), sentence)
     at = sentence.find(raw_value)
     if at < 0:
-        clause = text
-    else:
-        starts = [m.end() for m in _CLAUSE_BREAK_RE.finditer(text, 0, at)]
-        ends = [m.start() for m in _CLAUSE_BREAK_RE.finditer(text, at + len(raw_value))]
-        clause = text[starts[-1] if starts else 0 : ends[0] if ends else len(text)]
+        return text
+    starts = [m.end() for m in _CLAUSE_BREAK_RE.finditer(text, 0, at)]
+    ends = [m.start() for m in _CLAUSE_BREAK_RE.finditer(text, at + len(raw_value))]
+    return text[starts[-1] if starts else 0 : ends[0] if ends else len(text)]
+
+
+_BASELINE_RE = re.compile(r"\bbaselines?\b|\bcompeting\s+methods?\b|\bprior\s+(?:work|methods?)\b", re.I)
+
+
+def for_a_baseline(sentence: str, raw_value: str) -> bool:
+    """Whether the value's clause states it for a baseline ("an exploiter baseline trained for 10^9
+    steps"), not for the paper's method."""
+    return bool(_BASELINE_RE.search(_clause(sentence, raw_value)))
+
+
+def scope_of(sentence: str, raw_value: str) -> frozenset[str]:
+    """The folded names of what the value is stated for, from its clause of the sentence."""
+    clause = _clause(sentence, raw_value)
     scope = {word.lower() for word in _WORD_RE.findall(clause) if word.lower() in MODULE_NOUNS}
     scope |= {fold(name) for name in _NAME_RE.findall(clause) if not _is_component(name) and len(fold(name)) >= 2}
     return frozenset(scope)
@@ -58,5 +79,88 @@ def site_context(site: ValueSite) -> str:
     return fold(" ".join(part for part in (site.location.file, site.name, site.call or "") if part))
 
 
-def fits(scope: frozenset[str], context: str) -> bool:
-    return not scope or any(name in context for name in scope)
+def fits(scope: frozenset[str], context: str, code_names: str | None = None) -> bool:
+    """Whether a site is about a scope: it names every model and dataset of the scope that the
+    workspace names anywhere ("MNIST T-Shirt DDPMs": not a notebook training an MNIST classifier),
+    or, for a scope of parts only, one of its parts (the decoder)."""
+    if not scope:
+        return True
+    names = [name for name in scope if name not in MODULE_NOUNS and (code_names is None or name in code_names)]
+    if names:
+        return all(name in context for name in names)
+    return any(name in context for name in scope)
+
+
+def names_another_experiment(site: ValueSite, scope: frozenset[str], paper_names: frozenset[str]) -> bool:
+    """Whether the site's path or name (or its command) names a model or dataset of the paper outside
+    `scope`: `other_tasks/DINO/README.md` is DINO's run, not the LLaMA 7B's a value is stated for."""
+    words = {fold(word) for word in re.split(r"[^A-Za-z0-9]+", " ".join((site.location.file, site.name, site.call or "")))}
+    return bool((words & paper_names) - scope)
+
+
+def untold(scope: frozenset[str], code_names: str) -> frozenset[str]:
+    """The models and datasets of a scope that the workspace (`code_names`: its paths, names and calls,
+    folded) never names: no run of it can be told to be for them or not ("we train a GTrXL for 34k
+    steps" and a repository that never writes GTrXL)."""
+    return frozenset(name for name in scope if name not in MODULE_NOUNS and name not in code_names)
+
+
+def site_stage(site: ValueSite) -> str | None:
+    """The stage of the work a site's value is for, from its call, the containers of its name, its
+    file and its folders, nearest first."""
+    path = PurePosixPath(site.location.file)
+    containers = site.name.split(".")[:-1]
+    if site.kind == "command-line":  # the script a command runs says its stage first (generate.py)
+        script = _SCRIPT_RE.search(site.call or "")
+        ran = PurePosixPath(script.group(1)) if script else None
+        names = [ran.stem, *reversed(ran.parent.parts)] if ran else []
+        return stage_named_by([*names, *reversed(containers), site.call])
+    return stage_named_by([site.call, *reversed(containers), path.stem, *reversed(path.parent.parts)])
+
+
+_SCRIPT_RE = re.compile(r"([\w./-]+)\.py\b|\s-m\s+([\w.]+)")
+_TEST_FILE_RE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.[^/]*$|conftest\.py$)")
+
+
+def is_test_file(path: str) -> bool:
+    """Tests and their fixtures set no setting of a run: `tests/`, `test_*.py`, `*_test.py`, conftest."""
+    return bool(_TEST_FILE_RE.search(path))
+
+
+# Tokens of a file name that tell variants of one run apart: a size, a resolution, a schedule, a version.
+_VARIANT_TOKEN_RE = re.compile(
+    r"\d+[a-z]?|\d+x|x\d+|v\d+|[sbltgh]|xl|xxl|tiny|small|base|medium|large|huge|giant|long|short"
+)
+_TOKEN_SPLIT_RE = re.compile(r"[^a-z0-9]+")
+
+
+def variant_family(site: ValueSite) -> tuple[str, ...] | None:
+    """What the site's variants share: one key of sibling config files whose names differ only in
+    variant tokens, or one argument of one callee in one file (a table of model variants)."""
+    if site.normalized_name is None:
+        return None
+    if site.kind == "config-file":
+        path = PurePosixPath(site.location.file)
+        stem = tuple(t for t in _TOKEN_SPLIT_RE.split(path.stem.lower()) if t and not _VARIANT_TOKEN_RE.fullmatch(t))
+        return (site.normalized_name, site.name, str(path.parent), *stem)
+    if site.call and site.kind in ("keyword", "positional"):
+        return (site.normalized_name, site.name, site.location.file, site.call)
+    return None
+
+
+def paper_names(texts: list[str]) -> frozenset[str]:
+    """The folded names (of models, datasets: DINOv2, ADE20K, ViT-B) the paper's prose uses."""
+    return frozenset(fold(name) for text in texts for name in _NAME_RE.findall(text) if len(fold(name)) >= 3)
+
+
+def outside_the_paper(file: str, directories: frozenset[str], names: frozenset[str], folded_prose: str) -> bool:
+    """Whether a file stands in a folder named for something the paper never mentions while a sibling
+    folder is named for something it does (`configs/dinov3/` beside `configs/dinov2/`)."""
+    path = PurePosixPath(file)
+    for folder in path.parents:
+        if folder.name == "" or fold(folder.name) in folded_prose or len(fold(folder.name)) < 3:
+            continue
+        siblings = (PurePosixPath(d) for d in directories)
+        if any(s.parent == folder.parent and s.name != folder.name and fold(s.name) in names for s in siblings):
+            return True
+    return False

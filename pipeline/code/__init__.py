@@ -22,6 +22,8 @@ from ...schemas.code import CodeIndex, FileIndex
 from ...schemas.paper import Problem
 from .configs import index_config
 from .incremental import index_document, index_edit
+from .launchers import index_launcher
+from .notebooks import index_notebook
 from .python import index_python
 from .settle import settle_workspace
 
@@ -39,7 +41,9 @@ __all__ = [
     "workspace_files",
 ]
 
-DEFAULT_INCLUDE = ("**/*.py", "**/*.yaml", "**/*.yml", "**/*.json", "**/*.toml", "**/*.ini", "**/*.cfg")
+DEFAULT_INCLUDE = (
+    "**/*.py", "**/*.yaml", "**/*.yml", "**/*.json", "**/*.toml", "**/*.ini", "**/*.cfg", "**/*.ipynb", "**/*.sh", "**/*.md",
+)  # fmt: skip
 # Never the workspace's own code: tools' folders, environments, build output. Hidden folders neither.
 EXCLUDED_DIRECTORIES = frozenset(
     {".git", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".paperlens", "site-packages"}
@@ -53,6 +57,10 @@ LANGUAGES = {
     ".toml": "toml",
     ".ini": "ini",
     ".cfg": "ini",
+    ".ipynb": "notebook",
+    ".sh": "shell",
+    ".bash": "shell",
+    ".md": "markdown",
 }
 
 
@@ -104,7 +112,13 @@ def index_file(root: Path, path: str) -> FileIndex:
 def index_source(path: str, source: str) -> FileIndex:
     """A file's text, read as its extension says."""
     language = LANGUAGES[posixpath.splitext(path)[1].lower()]
-    return index_python(path, source) if language == "python" else index_config(path, source, language)
+    if language == "python":
+        return index_python(path, source)
+    if language == "notebook":
+        return index_notebook(path, source)
+    if language in ("shell", "markdown"):
+        return index_launcher(path, source, language)
+    return index_config(path, source, language)
 
 
 def _link(index: CodeIndex) -> CodeIndex:

@@ -133,6 +133,42 @@ def setting_of(parameter: str, signature: Signature | None) -> str | None:
     return normalize_name(parameter)
 
 
+@functools.cache
+def _stage_words() -> tuple[dict[str, str], frozenset[str]]:
+    with open(KNOWLEDGE_DIR / "code.yaml", encoding="utf-8") as file:
+        data = yaml.load(file, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    words = {word: stage for stage, listed in data["stage_words"].items() for word in listed}
+    return words, frozenset(data["training_settings"])
+
+
+def stage_named_by(names: Iterable[str | None]) -> str | None:
+    """The stage of the work (training, sampling, evaluation, ...) the first of `names` that names
+    one says, nearest first; training wins within one name (`train_and_evaluate`)."""
+    words_of, _ = _stage_words()
+    for name in names:
+        if not name:
+            continue
+        stages = {words_of.get(word) for word in re.split(r"[^a-z0-9]+", snake_case(name.replace(".", "_")))} - {None}
+        if stages:
+            return "training" if "training" in stages else sorted(stages)[0]
+    return None
+
+
+def is_training_setting(setting: str) -> bool:
+    return setting in _stage_words()[1]
+
+
+@functools.cache
+def _distributed_modules() -> tuple[str, ...]:
+    with open(KNOWLEDGE_DIR / "code.yaml", encoding="utf-8") as file:
+        return tuple(yaml.load(file, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["distributed_modules"])
+
+
+def launches_processes(module: str) -> bool:
+    """Whether importing `module` makes a run several processes (torch.distributed, accelerate)."""
+    return any(module == known or module.startswith(known + ".") for known in _distributed_modules())
+
+
 def for_evaluation(setting: str, names: Iterable[str | None]) -> bool:
     """Whether a value of `setting` is the evaluation variant the paper tells apart from the setting
     (an "evaluation batch size"): `val_loader = DataLoader(val_set, batch_size=512)` says nothing of

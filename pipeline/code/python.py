@@ -138,6 +138,7 @@ def _file_index(path_rel: str, source: str, indexer: _Indexer, problems: list[Pr
         problems=problems,
         calls=indexer.call_arguments(),
         imported_names=sorted(indexer.imported),
+        imported_modules=sorted({module for module in indexer._aliases.values() if not module.startswith(".")}),
         assigned_attributes=sorted(indexer.assigned_attributes),
         counted_attributes=sorted(indexer.counted_attributes),
         dead_code=indexer.dead,

@@ -68,7 +68,7 @@ _STATEMENT_TAIL_RE = re.compile(
 
 # Values paired with the names listed before them: "A and B are set to 1 and 2", "(A, B) = (1, 2)".
 _RESPECTIVE_VALUES_RE = re.compile(
-    rf"\s+(?:are|were)\s+(?:(?:set|fixed|chosen)\s+(?:to|as)\s+)?"
+    rf"(?:\s+(?:of|for|in)\s+(?:the\s+)?[A-Za-z][\w-]*)?\s+(?:are|were)\s+(?:(?:set|fixed|chosen)\s+(?:to|as)\s+)?"
     rf"(?P<values>{VALUE}(?:\s*,\s*{VALUE})*,?\s+and\s+{VALUE})"
 )
 _TUPLE_RE = re.compile(
@@ -172,12 +172,21 @@ def find_stated(plain: PlainText) -> Iterator[Stated]:
 
 
 def _within_one_math(plain: PlainText, reads: list[ReadValue]) -> list[ReadValue]:
-    """The leading values that stand where the first does: all in one `$...$`, or all outside math."""
+    """The leading values that stand where the first does: all in one `$...$`, all outside math, or
+    each alone in its own `$...$` ("of $5e-6$ and $1e-5$")."""
     span = plain.math_span(reads[0].start)
+    alone = _alone_in_math(plain, reads[0])
     count = 1
-    while count < len(reads) and plain.math_span(reads[count].start) == span:
+    while count < len(reads) and (
+        plain.math_span(reads[count].start) == span or (alone and _alone_in_math(plain, reads[count]))
+    ):
         count += 1
     return reads[:count]
+
+
+def _alone_in_math(plain: PlainText, read: ReadValue) -> bool:
+    span = plain.math_span(read.start)
+    return span is not None and not plain.text[span[0] : read.start].strip() and not plain.text[read.end : span[1]].strip()
 
 
 def _same_value(one: Stated, other: Stated) -> bool:

@@ -72,8 +72,10 @@ def _cell_entry(cell: str) -> HyperparameterEntry | None:
     matches = list(hyperparameter_vocabulary().table_names.finditer(cell))
     if any(_PER_RE.match(cell, match.end) for match in matches):
         return None  # "Updates per batch" is a rate of the name, not the name
-    entries = {match.value.name: match.value for match in matches}
-    return next(iter(entries.values())) if len(entries) == 1 else None
+    if not matches:
+        return None
+    # A name's head comes last: "Optimizer (Actor) Learning Rate" is a learning rate.
+    return max(matches, key=lambda match: match.end).value
 
 
 def _row_mentions(row: list[_Cell]) -> list[Mention]:

@@ -22,7 +22,7 @@ NON_METHOD_SECTION = re.compile(r"references|bibliography|acknowledg|checklist|b
 USAGE = re.compile(
     r"\b(?:we|our)\b[^.;]{0,100}?\b(?:use[sd]?|using|adopt(?:s|ed)?|employ(?:s|ed)?|appl(?:y|ies|ied)|train(?:s|ed)?|"
     r"optimi[sz]e[sd]?|fine-?tune[sd]?|set|choose|chose|replace[sd]?|add(?:s|ed)?|insert(?:s|ed)?)\b"
-    r"|\b(?:is|are|was|were)\s+(?:trained|optimi[sz]ed|fine-?tuned)\b[^.;]{0,80}?\b(?:with|using|by)\b"
+    r"|\b(?:is|are|was|were)\s+(?:trained|optimi[sz]ed|fine-?tuned|updated|learned|learnt)\b[^.;]{0,80}?\b(?:with|using|by)\b"
     r"|\b(?:is|are|was|were)\s+(?:set|fixed)\s+to\b"
     r"|\b(?:every|each|all)\s+(?:blocks?|layers?|models?|networks?|encoders?|decoders?)\s+uses?\b",
     re.I,
@@ -182,6 +182,10 @@ DELEGATION = re.compile(
     r"[^.;]{0,30}?\b(?:of|as(?:\s+in)?|from|in|by)\s+(?:the\s+)?(?:official\s+)?"
     r"(?!(?:Table|Tab|Figure|Fig|Section|Sec|Appendix|App|Eq|Equation|Algorithm|Alg)\b)(?=[A-Z\[])"  # not its own tables
     r"|\bdefault\s+(?:hyper-?parameters|parameters|settings|values)\s+(?:of|from|in)\b"
+    # To the paper's own code: "configuration files with all run settings can be found in the config/ directory".
+    r"|\b(?:hyper-?parameters|settings|configurations?|config(?:uration)?\s+files)\b[^.;]{0,60}?"
+    r"\b(?:can\s+be\s+found|are\s+(?:given|provided|available|listed|included)|(?:is|are)\s+released)\b"
+    r"[^.;]{0,50}?\b(?:code(?:base)?|repository|repo|config|configs)\b"
     r"|\b(?:PyTorch|framework|library|optimizer)(?:'s)?\s+default\s+(?:hyper-?parameters|parameters|settings|values)\b",
 )
 # Whose settings it hands over: a baseline's or an evaluation's, not the method's training.

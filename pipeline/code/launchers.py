@@ -1,0 +1,134 @@
+"""Launchers → a FileIndex: the runs a shell script or a README's commands make.
+
+A run is a command that starts a Python script: `python train.py --lr 4e-3`, `torchrun
+--nproc_per_node=8 main.py ...`, `accelerate launch train.py ...`, `python -m pkg.train ...`, with
+`\\` continuations joined. In Markdown only fenced code blocks hold commands. Each numeric flag
+(`--drop_path 0.1`, `--lr=4e-3`) and each dotted override (`trainer.max_epochs=24`, Hydra) is a
+value site of kind `command-line`, located where it is written; its `call` is the whole command, so
+what the command names (`--model vit_base_patch16_224`, `--eval`) tells the run's experiment and
+stage. The flags a launcher passes replace the script's command-line defaults (`assigned_attributes`,
+as `args.lr = ...` does), so `parser.add_argument("--drop_path", default=0.0)` is not the value the
+documented run uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+from typing import Literal
+
+from ...schemas.code import CodeLocation, FileIndex, ValueSite
+from ...schemas.paper import Problem
+from .knowledge import normalize_name
+
+LauncherLanguage = Literal["shell", "markdown"]
+
+MAX_LAUNCHER_CHARS = 256_000
+MAX_COMMAND_CHARS = 8_000
+_FENCE_RE = re.compile(r"^\s*(```|~~~)")
+# What starts a Python script, up to the script (or module) it runs.
+_STARTER_RE = re.compile(
+    r"(?:^|[\s;&|(])(?:python[\d.]*|torchrun|accelerate\s+launch|deepspeed|(?:python[\d.]*\s+-m\s+)?torch\.distributed\.(?:launch|run))\b"
+)
+_NUMBER_RE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_FLAG_RE = re.compile(r"--?[A-Za-z][\w.-]*")
+_OVERRIDE_RE = re.compile(r"\+{0,2}([A-Za-z_][\w-]*(?:\.[\w-]+)+)=(.+)")
+
+
+def index_launcher(path_rel: str, source: str, language: LauncherLanguage) -> FileIndex:
+    """Every run a launcher file documents, as value sites of its flags."""
+    problems: list[Problem] = []
+    values: list[ValueSite] = []
+    if len(source) > MAX_LAUNCHER_CHARS:
+        problems.append(Problem(severity="info", message=f"{path_rel}: too large to be a launcher; not read"))
+    else:
+        for command, pieces in _commands(source, markdown=language == "markdown"):
+            values += _flag_sites(path_rel, command, pieces)
+    return FileIndex(
+        file=path_rel,
+        sha256=hashlib.sha256(source.encode("utf-8", errors="surrogatepass")).hexdigest(),
+        language=language,
+        values=values,
+        problems=problems,
+        assigned_attributes=sorted({site.name.lstrip("-").replace("-", "_") for site in values}),
+    )
+
+
+def _commands(source: str, *, markdown: bool) -> list[tuple[str, list[tuple[int, int, str]]]]:
+    """Each command that starts a Python script: its text (continuations joined) and its pieces, as
+    (line, column, text) of each physical line."""
+    commands = []
+    pending: list[tuple[int, int, str]] = []
+    in_fence = not markdown
+    for number, line in enumerate(source.splitlines()):
+        if markdown and _FENCE_RE.match(line):
+            in_fence, pending = not in_fence, []
+            continue
+        if not in_fence:
+            continue
+        stripped = line.rstrip()
+        body = stripped.lstrip()
+        if not pending and (not body or body.startswith("#")):
+            continue
+        column = len(line) - len(line.lstrip())
+        if body.startswith("$ "):
+            body, column = body[2:], column + 2
+        continued = body.endswith("\\")
+        pending.append((number, column, body[:-1] if continued else body))
+        if continued:
+            continue
+        text = " ".join(piece for _, _, piece in pending)
+        if len(text) <= MAX_COMMAND_CHARS and _STARTER_RE.search(text) and (".py" in text or " -m " in text):
+            commands.append((text, pending))
+        pending = []
+    return commands
+
+
+def _flag_sites(path_rel: str, command: str, pieces: list[tuple[int, int, str]]) -> list[ValueSite]:
+    sites = []
+    for line, column, piece in pieces:
+        try:
+            tokens = shlex.split(piece, comments=True, posix=True)
+        except ValueError:
+            tokens = piece.split()
+        position = 0
+        for index, token in enumerate(tokens):
+            at = piece.find(token, position)
+            position = at + len(token) if at >= 0 else position
+            name, raw = _flag_value(token, tokens[index + 1] if index + 1 < len(tokens) else None)
+            if name is None or raw is None or not _NUMBER_RE.fullmatch(raw):
+                continue
+            raw_at = piece.find(raw, max(at, 0))
+            value = float(raw)
+            location = CodeLocation(
+                file=path_rel, line=line, column=column + max(raw_at, 0), end_line=line, end_column=column + max(raw_at, 0) + len(raw)
+            )
+            last = name.lstrip("-").replace("-", "_").rsplit(".", 1)[-1]
+            sites.append(
+                ValueSite(
+                    name=name,
+                    normalized_name=normalize_name(last),
+                    value=int(value) if value.is_integer() and "." not in raw and "e" not in raw.lower() else value,
+                    raw=raw,
+                    kind="command-line",
+                    call=command,
+                    location=location,
+                )
+            )
+    return sites
+
+
+def _flag_value(token: str, following: str | None) -> tuple[str | None, str | None]:
+    """`--lr 4e-3`, `--lr=4e-3` → ("--lr", "4e-3"); `trainer.max_epochs=24` → ("trainer.max_epochs", "24")."""
+    if token.startswith("-"):
+        name, equals, raw = token.partition("=")
+        if not _FLAG_RE.fullmatch(name):
+            return None, None
+        if equals:
+            return name, raw
+        if following is not None and not following.startswith("--"):
+            return name, following
+        return None, None
+    override = _OVERRIDE_RE.fullmatch(token)
+    return (override[1], override[2]) if override else (None, None)
