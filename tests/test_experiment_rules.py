@@ -153,7 +153,7 @@ def test_a_training_setting_given_to_a_sampler_a_metric_or_a_generation_script_i
 def test_a_variant_beside_the_one_the_paper_reports_is_not_compared(tmp_path):
     body = r"""
 \section{Method}
-The model is a DiT with a patch size of 2, trained with AdamW for 12 epochs with a batch size of 256.
+The model is a DiT with a patch size of 2. We train it with AdamW for 12 epochs with a batch size of 256.
 """
     table = "class DiT:\n    def __init__(self, depth, patch_size, **kw):\n        pass\n" + "".join(f"def DiT_XL_{p}(**kw):\n    return DiT(depth=28, patch_size={p}, **kw)\n" for p in (2, 4, 8))
     table += "DiT_models = {'DiT-XL/2': DiT_XL_2, 'DiT-XL/4': DiT_XL_4, 'DiT-XL/8': DiT_XL_8}\n"

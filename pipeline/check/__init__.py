@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,16 +29,16 @@ from ...schemas import (
     ValueSite,
 )
 from ..decisions import DECISIONS_PATH
-from ..code.knowledge import is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds
+from ..code.knowledge import is_part_setting, is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds
 from ..extract.components import find_mentions
 from ..extract.hyperparameters import symbol_name
 from ..extract.knowledge import hyperparameter_vocabulary
 from ..extract.parts import appendix_sections, framing_sections
 from ..extract.values import binary_reading
-from ..readiness.finders import NOT_A_SETTING, Reading, setting_statuses, used_components
+from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_statuses, used_components
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
-from .scope import fits, fold, for_a_baseline, is_test_file, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_family
+from .scope import fits, fold, for_a_baseline, is_test_file, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
 from .units import code_measure, comparable, paper_measure
 
 # Component kinds where a paper naming one and the code using another is a divergence. Activations
@@ -62,6 +63,15 @@ class _Fact:
     scope: frozenset[str] = frozenset()  # what it is stated for: {"decoder"}, {"coco"} (see scope.py)
 
 
+# Words of a delegating sentence that say nothing of which experiment it speaks for.
+_GENERIC_WORDS = frozenset(
+    "following follow follows followed settings setting experimental experiments experiment training train recipe "
+    "recipes same hyperparameters parameters setup model models default defaults using with from this that these "
+    "their original official details configuration configurations configs config code codebase directory files "
+    "found run runs used uses otherwise specified unless main".split()
+)
+
+
 @dataclass(slots=True)
 class PaperFacts:
     """What the checks compare code with, prepared once per paper and decisions file."""
@@ -76,6 +86,7 @@ class PaperFacts:
     used: dict[str, list[str]] = field(default_factory=dict)  # component kind → names the paper uses
     used_evidence: dict[str, Evidence] = field(default_factory=dict)
     names: frozenset[str] = frozenset()  # folded names of models and datasets the prose uses (scope.py)
+    delegated_words: frozenset[str] = frozenset()  # what sentences handing settings to another recipe speak of
     folded_prose: str = ""
 
 
@@ -95,6 +106,7 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
     framing = framing_sections(spec)
     side.names = paper_names([p.text for p in spec.paragraphs])
     side.folded_prose = fold(" ".join(p.text for p in spec.paragraphs))
+    previous = _previous_sentences(spec, {h.text for h in spec.hyperparameters if "respectively" in h.text})
     for stated in spec.hyperparameters:
         if stated.section_id in framing:
             continue  # a value of the work the paper frames itself against, not of its method
@@ -102,7 +114,7 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
             continue  # "an exploiter baseline trained for 10^9 steps": another method's setting
         if isinstance(stated.value, float) and math.isfinite(stated.value):
             evidence = Evidence(quote=stated.text, location=stated.location)
-            scope = scope_of(stated.text, stated.raw_value) if stated.source == "text" else frozenset()
+            scope = scope_of(stated.text, stated.raw_value, previous.get(stated.text, "")) if stated.source == "text" else frozenset()
             fact = _Fact(stated.value, stated.raw_value, stated.unit, stated.component, evidence, scope=scope)
             side.facts.setdefault(stated.normalized_name, []).append(fact)
     # An answered clarification is part of the paper from then on, and outranks what the text says.
@@ -132,6 +144,10 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
         for name in (requirement.setting, *requirement.stated_by):
             settings_of.setdefault(name, requirement.setting)
     reading = Reading.of(spec)
+    # What a delegating sentence speaks of, in words the paper seldom uses (the checkerboard, not GMFlow).
+    spoken = {word for evidence, _ in delegations(reading) for word in re.findall(r"[a-z0-9]{4,}", evidence.quote.lower())}
+    paragraphs_with = {word: sum(word in p.text.lower() for p in spec.paragraphs) for word in spoken - _GENERIC_WORDS}
+    side.delegated_words = frozenset(word for word, count in paragraphs_with.items() if count * 10 <= len(spec.paragraphs))
     # Needed and neither stated nor delegated to another recipe: where the paper needs it, and for what.
     unstated_settings = {
         status.setting: (status, evidence) for status, _, evidence in setting_statuses(reading) if not status.stated and not status.delegated
@@ -146,6 +162,18 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
         side.used.setdefault(component.kind, []).append(component.name)
         side.used_evidence.setdefault(component.kind, component.evidence)
     return side
+
+
+def _previous_sentences(spec: PaperSpec, sentences: set[str]) -> dict[str, str]:
+    """The text before each of `sentences` in its paragraph, back to the sentence before it."""
+    found = {}
+    for sentence in sentences:
+        for paragraph in spec.paragraphs:
+            at = paragraph.text.find(sentence)
+            if at > 0:
+                found[sentence] = paragraph.text[:at].rstrip().rsplit(". ", 1)[-1]
+                break
+    return found
 
 
 @functools.cache
@@ -192,11 +220,31 @@ def _split_batch(code: float, paper: float, site: ValueSite, file: FileIndex, co
     ratio = paper / code
     if not ratio.is_integer() or ratio < 2:
         return False
-    steps = {float(s.value) for s in file.values if "accum" in s.name.lower() and isinstance(s.value, (int, float)) and s.value >= 1}
+    steps = {float(s.value) for s in file.values if _ACCUMULATION_RE.search(s.name) and isinstance(s.value, (int, float)) and s.value >= 1}
+    if site.kind == "command-line":
+        steps |= {float(v) for name, v in _command_numbers(site.call or "") if _ACCUMULATION_RE.search(name)}
+        processes = _processes_of(site.call or "")
+        if processes is not None:  # torchrun --nnodes=8 --nproc_per_node=8: 64 processes
+            return any(math.isclose(code * processes * a, paper) for a in steps | {1.0})
     devices = ratio / next((a for a in steps if (ratio / a).is_integer()), 1.0)
     if devices == 1:
         return True
     return context.several_processes and devices <= 64 and int(devices) & (int(devices) - 1) == 0
+
+
+_ACCUMULATION_RE = re.compile(r"accum|update_freq|update-freq")
+_PROCESS_FLAGS = ("nnodes", "nproc_per_node", "nproc-per-node", "num_processes", "num-processes", "gpus", "ngpus", "num_gpus", "num-gpus")
+_COMMAND_NUMBER_RE = re.compile(r"--?([\w-]+)[= ]([0-9]+(?:\.[0-9]*)?)\b")
+
+
+def _command_numbers(command: str) -> list[tuple[str, float]]:
+    return [(name, float(value)) for name, value in _COMMAND_NUMBER_RE.findall(command)]
+
+
+def _processes_of(command: str) -> int | None:
+    """How many processes a launcher command starts (nodes × processes per node), when it says."""
+    counts = [int(v) for name, v in _command_numbers(command) if name in _PROCESS_FLAGS and v >= 1]
+    return math.prod(counts) if counts else None
 
 
 def _value_edit(root: Path, site: ValueSite, new_text: str) -> TextEdit | None:
@@ -226,19 +274,24 @@ class WorkspaceContext:
     functions: frozenset[str] = frozenset()  # names of functions and classes the workspace defines
     directories: frozenset[str] = frozenset()  # every folder holding a file read
     several_processes: bool = False  # the workspace launches distributed runs (torch.distributed, accelerate)
-    code_names: str | None = None  # every path, name and call of the workspace, folded (scope.py::fits)
-    # The values of the settings each file sets, by variant family (scope.py::variant_family).
+    code_names: str | None = None  # every path, name and call of the workspace, folded (scope.py::untold)
+    has_scripts: bool = False  # the workspace has Python files besides any notebooks
+    # Words of file paths that only some files' paths have (checkerboard, not the package's name).
+    rare_path_words: frozenset[str] = frozenset()
+    # The values of the settings each file sets, by variant family (scope.py::variant_families).
     variants: dict[str, dict[tuple[str, ...], tuple[float, ...]]] = field(default_factory=dict, hash=False, compare=False)
 
     @classmethod
     def of(cls, index: CodeIndex) -> WorkspaceContext:
         return cls(
-            frozenset(ref.resolved for file in index.files for ref in file.config_references if ref.resolved),
-            frozenset(function.name for file in index.files for function in file.functions),
-            frozenset(str(parent) for file in index.files for parent in Path(file.file).parents if str(parent) != "."),
-            any(launches_processes(module) for file in index.files for module in file.imported_modules),
-            " ".join(site_context(site) for file in index.files for site in file.values),
-            {file.file: _variants_of(file) for file in index.files},
+            loaded_configs=frozenset(ref.resolved for file in index.files for ref in file.config_references if ref.resolved),
+            functions=frozenset(function.name for file in index.files for function in file.functions),
+            directories=frozenset(str(parent) for file in index.files for parent in Path(file.file).parents if str(parent) != "."),
+            several_processes=any(launches_processes(module) for file in index.files for module in file.imported_modules),
+            code_names=" ".join(site_context(site) for file in index.files for site in file.values),
+            has_scripts=any(file.language == "python" for file in index.files),
+            rare_path_words=_rare_path_words([file.file for file in index.files]),
+            variants={file.file: _variants_of(file) for file in index.files},
         )
 
     def variant_values(self, family: tuple[str, ...], file: FileIndex) -> list[float]:
@@ -247,12 +300,23 @@ class WorkspaceContext:
         return [*mine, *(v for other, families in self.variants.items() if other != file.file for v in families.get(family, ()))]
 
 
+def _path_words(path: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]{4,}", path.lower()))
+
+
+def _rare_path_words(paths: list[str]) -> frozenset[str]:
+    counts: dict[str, int] = {}
+    for path in paths:
+        for word in _path_words(path):
+            counts[word] = counts.get(word, 0) + 1
+    return frozenset(word for word, count in counts.items() if count * 4 < len(paths))
+
+
 def _variants_of(file: FileIndex) -> dict[tuple[str, ...], tuple[float, ...]]:
     families: dict[tuple[str, ...], list[float]] = {}
     for site in file.values:
         if site.live and isinstance(site.value, (int, float)) and not isinstance(site.value, bool):
-            family = variant_family(site)
-            if family is not None:
+            for family in variant_families(site):
                 families.setdefault(family, []).append(float(site.value))
     return {family: tuple(values) for family, values in families.items()}
 
@@ -308,11 +372,17 @@ def _check_value(
             return None  # the paper states it only in another measure ("4M tokens"): another quantity
         if any(_equivalent(code_value, fact, site) for fact in facts):
             return None
+        if is_part_setting(name) and site.name.rsplit(".", 1)[-1].lower().startswith("max") and all(code_value >= f.value for f in facts):
+            return None  # `max_seq_len = 2048` bounds the paper's 256: a capacity, not the length
         if name == "batch_size" and any(_split_batch(code_value, fact.value, site, file, context) for fact in facts):
             return None  # 256 per process on 8 GPUs is the paper's 2048
         # "The decoder is a DiT with a patch size of 2" says nothing of an encoder's patch size.
         here = site_context(site)
-        told = [fact for fact in facts if fits(fact.scope, here, context.code_names)]
+        told = [
+            fact
+            for fact in facts
+            if fits(fact.scope, here) and not (fact.scope and names_another_experiment(site, fact.scope, side.names, partly=True))
+        ]
         # Stated for an experiment the code never names: it may or may not be this run's, unless the
         # run names another of the paper's.
         unknown = [
@@ -323,12 +393,12 @@ def _check_value(
             and untold(fact.scope, context.code_names)
             and not names_another_experiment(site, fact.scope, side.names)
         ]
-        facts = told or unknown
+        facts = told + unknown
         if not facts:
             return None
-        family = variant_family(site)
-        if family is not None and any(_equivalent(v, f, site) for v in context.variant_values(family, file) for f in facts):
-            return None  # a variant beside the one the paper reports (DiT-XL/4 beside DiT-XL/2)
+        alternatives = [v for family in variant_families(site) for v in context.variant_values(family, file)]
+        if any(_equivalent(v, f, site) for v in alternatives for f in facts):
+            return None  # a variant beside the one the paper reports (DiT-XL/4 beside DiT-XL/2, a head beside the backbone)
         notes: list[str] = []
         confidence = 0.9
         distinct = sorted({fact.value for fact in facts})
@@ -344,6 +414,10 @@ def _check_value(
         if name in side.symbols and name not in ("temperature",):
             confidence = min(confidence, SYMBOL_NAMES_CONFIDENCE)
             notes.append(f"matched by the symbol's name `{site.name}` only")
+        if file.language == "notebook" and context.has_scripts:
+            experiment_unknown = True
+            confidence = min(confidence, SEVERAL_VALUES_CONFIDENCE)
+            notes.append("a notebook beside the repository's scripts: maybe a demo or an analysis rather than the paper's run")
         if site.kind == "config-file" and not read_by_code:
             confidence = min(confidence, 0.8)
             notes.append("read from a config file that no code is seen to load")
@@ -375,6 +449,8 @@ def _check_value(
     if name in side.unstated:
         evidence = side.unstated[name]
         needed_by = side.unstated_for.get(name)
+        if _path_words(site.location.file) & side.delegated_words & context.rare_path_words:
+            return None  # a run of the experiment a sentence hands to another recipe (the checkerboard's)
         if needed_by is None and name in side.symbols and not _cites_equation_of(site, cited, side.symbol_equations.get(name, frozenset())):
             return None  # a name that spells a symbol is no evidence of being it, unless its function cites the equation
         confidence, notes = 0.8, []

@@ -7,10 +7,10 @@ name or call names it (`configs/coco/...`, `decoder.patch_size`, `SimpleMLP(num_
 A scoped value says nothing about a site that names none of its scope: it is not compared there.
 
 The code side has its experiments too. A site's stage (`site_stage`): `euler_sampler(num_steps=50)`
-sets a sampler's steps, not training's. Its variants (`variant_family`): `DiT_XL_2` and `DiT_XL_4`
+sets a sampler's steps, not training's. Its variants (`variant_families`): `DiT_XL_2` and `DiT_XL_4`
 call one constructor with patch sizes 2 and 4, `eomt_base_640.yaml` and `eomt_base_640_2x.yaml`
-are one run at two schedules; when one variant has the paper's value the others are other
-experiments. Runs the paper never speaks of (`outside_the_paper`): `configs/dinov3/` beside the
+are one run at two schedules; a head's depth beside the backbone's; when one variant has the
+paper's value the others are other experiments or other parts. Runs the paper never speaks of (`outside_the_paper`): `configs/dinov3/` beside the
 `configs/dinov2/` of a paper that names DINOv2 only.
 """
 
@@ -21,7 +21,7 @@ import re
 from pathlib import PurePosixPath
 
 from ...schemas import ValueSite
-from ..code.knowledge import stage_named_by
+from ..code.knowledge import is_part_setting, stage_named_by
 from ..extract.components import find_mentions
 
 # The parts of a model a sentence can give a setting of.
@@ -30,7 +30,7 @@ MODULE_NOUNS = frozenset(
     "classifier predictor projector adapter vae autoencoder".split()
 )
 # Names of a model or a dataset: ViT-B, DiT, ADE20K, ImageNet, CIFAR-10, LLaMA, 7B.
-_NAME_RE = re.compile(r"(?<![\w\\-])(?:[A-Za-z]*[A-Z][a-z]*[A-Z0-9][\w.-]*|\d+(?:\.\d+)?[BM])(?![\w-])")
+_NAME_RE = re.compile(r"(?<![\w\\-])(?:[A-Za-z]*[A-Z][a-z]*[A-Z0-9][\w.-]*|[A-Z][a-z]*-[A-Z][\w.-]*|\d+(?:\.\d+)?[BM])(?![\w-])")
 _MATH_OR_CITATION_RE = re.compile(r"\$[^$]*\$|\[[^\]]*\]|\([^()]*\)")
 _CLAUSE_BREAK_RE = re.compile(r",|;|\band\b|\bwhile\b|\bwhereas\b")
 _WORD_RE = re.compile(r"[A-Za-z]+")
@@ -66,11 +66,21 @@ def for_a_baseline(sentence: str, raw_value: str) -> bool:
     return bool(_BASELINE_RE.search(_clause(sentence, raw_value)))
 
 
-def scope_of(sentence: str, raw_value: str) -> frozenset[str]:
-    """The folded names of what the value is stated for, from its clause of the sentence."""
-    clause = _clause(sentence, raw_value)
-    scope = {word.lower() for word in _WORD_RE.findall(clause) if word.lower() in MODULE_NOUNS}
-    scope |= {fold(name) for name in _NAME_RE.findall(clause) if not _is_component(name) and len(fold(name)) >= 2}
+def scope_of(sentence: str, raw_value: str, previous: str = "") -> frozenset[str]:
+    """The folded names of what the value is stated for: from its clause of the sentence ("12 on
+    COCO, 31 on ADE20K"), else from the whole sentence ("MNIST DDPMs were trained for 250 epochs
+    with a learning rate of 1e-4"), else, for a "respectively", from the sentence before it ("We
+    train three DiT models of sizes B, L and XL. The patch size is 4, 4 and 2, respectively.")."""
+    for text in (_clause(sentence, raw_value), sentence, previous if "respectively" in sentence else ""):
+        scope = _names_of(_MATH_OR_CITATION_RE.sub(lambda m: " " * len(m.group()), text))
+        if scope:
+            return scope
+    return frozenset()
+
+
+def _names_of(text: str) -> frozenset[str]:
+    scope = {word.lower() for word in _WORD_RE.findall(text) if word.lower() in MODULE_NOUNS}
+    scope |= {fold(name) for name in _NAME_RE.findall(text) if not _is_component(name) and len(fold(name)) >= 2}
     return frozenset(scope)
 
 
@@ -79,30 +89,29 @@ def site_context(site: ValueSite) -> str:
     return fold(" ".join(part for part in (site.location.file, site.name, site.call or "") if part))
 
 
-def fits(scope: frozenset[str], context: str, code_names: str | None = None) -> bool:
-    """Whether a site is about a scope: it names every model and dataset of the scope that the
-    workspace names anywhere ("MNIST T-Shirt DDPMs": not a notebook training an MNIST classifier),
-    or, for a scope of parts only, one of its parts (the decoder)."""
-    if not scope:
-        return True
-    names = [name for name in scope if name not in MODULE_NOUNS and (code_names is None or name in code_names)]
-    if names:
-        return all(name in context for name in names)
-    return any(name in context for name in scope)
+def fits(scope: frozenset[str], context: str) -> bool:
+    return not scope or any(name in context for name in scope)
 
 
-def names_another_experiment(site: ValueSite, scope: frozenset[str], paper_names: frozenset[str]) -> bool:
+def names_another_experiment(site: ValueSite, scope: frozenset[str], paper_names: frozenset[str], *, partly: bool = False) -> bool:
     """Whether the site's path or name (or its command) names a model or dataset of the paper outside
-    `scope`: `other_tasks/DINO/README.md` is DINO's run, not the LLaMA 7B's a value is stated for."""
-    words = {fold(word) for word in re.split(r"[^A-Za-z0-9]+", " ".join((site.location.file, site.name, site.call or "")))}
+    `scope`: `other_tasks/DINO/README.md` is DINO's run, not the LLaMA 7B's a value is stated for.
+    With `partly`, only when it also misses one of the scope's names: `cnn-resnet18-mnist.ipynb` is the
+    ResNet-18's MNIST run, not the "MNIST DDPMs'", while `cifar10_vitb.yaml` is a ViT-B run."""
+    place = str(PurePosixPath(site.location.file).with_suffix(""))  # `.yaml` names no experiment
+    words = {fold(word) for word in re.split(r"[^A-Za-z0-9]+", " ".join((place, site.name, site.call or "")))}
+    if partly and scope <= words:
+        return False
     return bool((words & paper_names) - scope)
 
 
 def untold(scope: frozenset[str], code_names: str) -> frozenset[str]:
-    """The models and datasets of a scope that the workspace (`code_names`: its paths, names and calls,
-    folded) never names: no run of it can be told to be for them or not ("we train a GTrXL for 34k
-    steps" and a repository that never writes GTrXL)."""
-    return frozenset(name for name in scope if name not in MODULE_NOUNS and name not in code_names)
+    """The models and datasets of a scope, when the workspace (`code_names`: its paths, names and
+    calls, folded) names none of them: no run can be told to be for them or not ("we train a GTrXL
+    for 34k steps" and a repository that never writes GTrXL). Empty when the code names one (a run
+    that does not name ImageNet is not the ImageNet run)."""
+    names = frozenset(name for name in scope if name not in MODULE_NOUNS)
+    return names if not any(name in code_names for name in names) else frozenset()
 
 
 def site_stage(site: ValueSite) -> str | None:
@@ -134,18 +143,22 @@ _VARIANT_TOKEN_RE = re.compile(
 _TOKEN_SPLIT_RE = re.compile(r"[^a-z0-9]+")
 
 
-def variant_family(site: ValueSite) -> tuple[str, ...] | None:
-    """What the site's variants share: one key of sibling config files whose names differ only in
-    variant tokens, or one argument of one callee in one file (a table of model variants)."""
+def variant_families(site: ValueSite) -> list[tuple[str, ...]]:
+    """What the site's alternatives share: one key of sibling config files whose names differ only in
+    variant tokens; one argument of one callee in one file (a table of model variants); for a setting
+    every part of a model has (its depth, its input size), the whole workspace's values of it."""
     if site.normalized_name is None:
-        return None
+        return []
+    families = []
     if site.kind == "config-file":
         path = PurePosixPath(site.location.file)
         stem = tuple(t for t in _TOKEN_SPLIT_RE.split(path.stem.lower()) if t and not _VARIANT_TOKEN_RE.fullmatch(t))
-        return (site.normalized_name, site.name, str(path.parent), *stem)
-    if site.call and site.kind in ("keyword", "positional"):
-        return (site.normalized_name, site.name, site.location.file, site.call)
-    return None
+        families.append((site.normalized_name, site.name, str(path.parent), *stem))
+    elif site.call and site.kind in ("keyword", "positional"):
+        families.append((site.normalized_name, site.name, site.location.file, site.call))
+    if is_part_setting(site.normalized_name):
+        families.append(("part", site.normalized_name))
+    return families
 
 
 def paper_names(texts: list[str]) -> frozenset[str]:

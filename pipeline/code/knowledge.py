@@ -134,17 +134,17 @@ def setting_of(parameter: str, signature: Signature | None) -> str | None:
 
 
 @functools.cache
-def _stage_words() -> tuple[dict[str, str], frozenset[str]]:
+def _stage_words() -> tuple[dict[str, str], frozenset[str], frozenset[str]]:
     with open(KNOWLEDGE_DIR / "code.yaml", encoding="utf-8") as file:
         data = yaml.load(file, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     words = {word: stage for stage, listed in data["stage_words"].items() for word in listed}
-    return words, frozenset(data["training_settings"])
+    return words, frozenset(data["training_settings"]), frozenset(data["part_settings"])
 
 
 def stage_named_by(names: Iterable[str | None]) -> str | None:
     """The stage of the work (training, sampling, evaluation, ...) the first of `names` that names
     one says, nearest first; training wins within one name (`train_and_evaluate`)."""
-    words_of, _ = _stage_words()
+    words_of = _stage_words()[0]
     for name in names:
         if not name:
             continue
@@ -156,6 +156,11 @@ def stage_named_by(names: Iterable[str | None]) -> str | None:
 
 def is_training_setting(setting: str) -> bool:
     return setting in _stage_words()[1]
+
+
+def is_part_setting(setting: str) -> bool:
+    """A setting each part of a model has its own of (depth, width, patch size, input size)."""
+    return setting in _stage_words()[2]
 
 
 @functools.cache

@@ -138,7 +138,7 @@ def _file_index(path_rel: str, source: str, indexer: _Indexer, problems: list[Pr
         problems=problems,
         calls=indexer.call_arguments(),
         imported_names=sorted(indexer.imported),
-        imported_modules=sorted({module for module in indexer._aliases.values() if not module.startswith(".")}),
+        imported_modules=_imported_modules(source),
         assigned_attributes=sorted(indexer.assigned_attributes),
         counted_attributes=sorted(indexer.counted_attributes),
         dead_code=indexer.dead,
@@ -1298,6 +1298,22 @@ if hasattr(ast, "TryStar"):
 
 
 # --- ast helpers ---------------------------------------------------------------------------------
+
+
+_IMPORT_LINE_RE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([\w, \t]+)|import[ \t]+([\w., \t]+))", re.M)
+
+
+def _imported_modules(source: str) -> list[str]:
+    """`import torch.distributed as dist`, `from accelerate import Accelerator` → torch.distributed,
+    accelerate.Accelerator: what the file's import statements name, by absolute name."""
+    found = set()
+    for match in _IMPORT_LINE_RE.finditer(source):
+        module, names, plain = match.groups()
+        if plain:
+            found |= {part.split()[0] for part in plain.split(",") if part.strip()}
+        elif module and not module.startswith("."):
+            found |= {f"{module}.{part.split()[0]}" for part in names.split(",") if part.strip()}
+    return sorted(found)
 
 
 def _is_workspace_module(module: str) -> bool:

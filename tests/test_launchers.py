@@ -1,0 +1,106 @@
+"""Runs as launchers make them: a README's or a shell script's commands, and notebooks' code cells."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from paperlens.pipeline.check import check
+from paperlens.pipeline.code import index_workspace
+from paperlens.pipeline.code.launchers import index_launcher
+from paperlens.pipeline.code.notebooks import index_notebook
+from paperlens.pipeline.ingest import read_paper
+from paperlens.schemas import DecisionsFile
+
+PAPER = r"""\documentclass{article}\begin{document}
+\section{Method}
+We train ViT-B with AdamW and a learning rate of 4e-3, a drop path rate of 0.1 and a batch size of 4096 for 300 epochs.
+\end{document}
+"""
+MAIN = """\
+import argparse
+import torch.distributed
+parser = argparse.ArgumentParser()
+parser.add_argument("--drop_path", type=float, default=0.0)
+parser.add_argument("--lr", type=float, default=1e-3)
+parser.add_argument("--epochs", type=int, default=300)
+"""
+README = """\
+# Training
+
+```
+torchrun --nnodes=8 --nproc_per_node=8 main.py \\
+    --model vit_base_patch16_224 \\
+    --drop_path 0.1 \\
+    --batch_size 64 \\
+    --lr 4e-3
+```
+
+Sampling:
+
+```bash
+python sample.py --num-steps 250 --epochs 5
+```
+"""
+
+
+def _check(tmp_path: Path, files: dict[str, str]):
+    (tmp_path / "paper").mkdir(parents=True)
+    (tmp_path / "paper" / "main.tex").write_text(PAPER)
+    workspace = tmp_path / "code"
+    for name, text in files.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(text)
+    spec = read_paper(tmp_path / "paper" / "main.tex", use_cache=False)
+    return check(workspace, spec, index_workspace(workspace), DecisionsFile()).findings
+
+
+def test_a_readme_command_is_a_run_whose_flags_replace_the_scripts_defaults(tmp_path):
+    findings = _check(tmp_path, {"main.py": MAIN})
+    assert {(f.setting, f.code_value) for f in findings} == {("drop_path_rate", "0.0"), ("learning_rate", "1e-3")}
+    # With the README's command, the defaults are not the run's values; the command's are, and agree.
+    assert _check(tmp_path / "documented", {"main.py": MAIN, "README.md": README}) == []
+
+
+def test_a_commands_flag_that_differs_is_reported_at_the_command(tmp_path):
+    readme = README.replace("--lr 4e-3", "--lr 8e-3")
+    [finding] = _check(tmp_path, {"main.py": MAIN, "README.md": readme})
+    assert (finding.setting, finding.code_value, finding.code.file, finding.code.line + 1) == ("learning_rate", "8e-3", "README.md", 8)
+    assert finding.code.column == readme.splitlines()[7].index("8e-3")
+
+
+def test_commands_are_read_from_shell_scripts_and_markdown_fences_only():
+    index = index_launcher("run.sh", "#!/bin/bash\n# python train.py --lr 1\npython train.py --lr=3e-4 trainer.max_epochs=24\n", "shell")
+    assert [(v.name, v.raw, v.normalized_name, v.location.line) for v in index.values] == [
+        ("--lr", "3e-4", "learning_rate", 2),
+        ("trainer.max_epochs", "24", "epochs", 2),
+    ]
+    assert index.assigned_attributes == ["lr", "trainer.max_epochs"]
+    prose = index_launcher("README.md", "Run python train.py --lr 1e-4 to train.\n", "markdown")
+    assert prose.values == []
+
+
+def test_a_notebooks_code_cells_are_read_and_located_in_the_notebook():
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# lr = 5\n"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": ["%matplotlib inline\n", "import torch\n", "opt = torch.optim.Adam(params, lr=1e-5)\n"]},
+    ]
+    text = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+    index = index_notebook("run.ipynb", text)
+    [site] = [v for v in index.values if v.normalized_name == "learning_rate"]
+    line = text.splitlines()[site.location.line]
+    assert "lr=1e-5" in line and line[site.location.column :].startswith("1e-5")
+    assert index.language == "notebook" and not index.problems
+
+
+def test_a_file_that_is_no_notebook_is_a_problem():
+    index = index_notebook("broken.ipynb", textwrap.dedent("{ not json"))
+    assert index.values == [] and "not a Jupyter notebook" in index.problems[0].message
+
+
+def test_a_commands_batch_is_per_process_times_the_processes_it_starts(tmp_path):
+    # 64 per process × 8 nodes × 8 processes = 4096 (the documented run) agrees; on 4 nodes it is 2048.
+    four_nodes = README.replace("--nnodes=8", "--nnodes=4")
+    [finding] = _check(tmp_path, {"main.py": MAIN, "README.md": four_nodes})
+    assert (finding.setting, finding.code_value, finding.code.file) == ("batch_size", "64", "README.md")
