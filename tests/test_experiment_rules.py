@@ -254,3 +254,71 @@ No weight decay is applied, and $\beta_1$ and $\beta_2$ of AdamW are set to 0.9 
 """
     stated = {(h.normalized_name, h.value) for h in _paper(tmp_path / "paper", body).hyperparameters}
     assert {("learning_rate", 5e-6), ("learning_rate", 1e-5), ("beta1", 0.9), ("beta2", 0.95)} <= stated
+
+
+def test_a_heads_depth_beside_the_backbones_and_a_maximum_that_bounds_the_papers_length_are_silent(tmp_path):
+    body = r"""
+\section{Method}
+The transformer has 32 layers and a sequence length of 256, trained with AdamW and a learning rate of 1e-4.
+"""
+    files = {
+        "model.py": """\
+        class Block:
+            def __init__(self, depth, max_seq_len=2048):
+                pass
+
+        backbone = Block(depth=32)
+        head = Block(depth=3)
+        """,
+    }
+    assert _check(tmp_path, body, files) == []
+    # Without the backbone's 32, the head's 3 is a difference (the code's only depth).
+    files["model.py"] = files["model.py"].replace("backbone = Block(depth=32)\n", "")
+    assert [(f.setting, f.code_value) for f in _check(tmp_path / "again", body, files)] == [("num_layers", "3")]
+
+
+def test_tests_set_no_setting(tmp_path):
+    files = {"tests/test_train.py": "opt = torch.optim.AdamW(params, lr=1.0)\n", "test_model.py": "lr = 1.0\n", "train.py": "lr = 1.0\n"}
+    assert [f.code.file for f in _check(tmp_path, TRAINING, files)] == ["train.py"]
+
+
+def test_a_value_stated_for_a_baseline_is_not_the_methods(tmp_path):
+    body = TRAINING + "\nThe scores are normalized against an exploiter baseline trained for $10^9$ steps.\n"
+    spec = _paper(tmp_path / "paper", body)
+    assert any(h.normalized_name == "training_steps" for h in spec.hyperparameters)
+    assert _check(tmp_path, body, {"config.yaml": "training:\n  total_steps: 5000\n"}) == []
+
+
+def test_a_respectively_takes_its_experiment_from_the_sentence_before(tmp_path):
+    body = r"""
+\section{Method}
+We train DiT models of sizes B and XL on ImageNet-1K. The patch size is 4 and 2, respectively.
+We also fine-tune DINO with AdamW and a learning rate of 1e-4 for 100 epochs and a batch size of 256.
+"""
+    files = {"imagenet1k/dit.py": "class DiT:\n    def __init__(self, patch_size=8):\n        pass\n\nDiT()\n", "dino/train.py": "patch_size = 16\n"}
+    assert [(f.code.file, f.code_value) for f in _check(tmp_path, body, files) if f.setting == "patch_size"] == [("imagenet1k/dit.py", "8")]
+
+
+def test_a_delegating_sentence_speaks_for_the_runs_named_by_its_rare_words(tmp_path):
+    body = TRAINING + r"""
+\section{Toy experiment}
+On a 2D checkerboard distribution we follow the experimental settings of Lipman et al. [lipman2023].
+"""
+    files = {
+        "configs/imagenet.py": "opt = dict(type='AdamW', lr=3e-4, weight_decay=0.05)\n",
+        "configs/checkerboard.py": "opt = dict(type='AdamW', lr=3e-4, weight_decay=0.0)\n",
+        **{f"lib/module_{i}.py": "x = 1\n" for i in range(6)},
+    }
+    guesses = [(f.code.file, f.setting) for f in _check(tmp_path, body, files) if f.kind == "guess"]
+    assert guesses == [("configs/imagenet.py", "weight_decay")]
+
+
+def test_adamw_whose_weight_decay_is_zero_or_not_known_may_be_the_papers_adam(tmp_path):
+    body = TRAINING.replace("AdamW", "Adam")
+    def optimizer_findings(call: str) -> list[str]:
+        files = {"train.py": f"def make(params, wd):\n    return {call}\n\nmake(None, 0.1)\n"}
+        return [f.code_value for f in _check(tmp_path / str(abs(hash(call))), body, files) if f.setting == "optimizer"]
+    assert optimizer_findings("torch.optim.AdamW(params, lr=3e-4, weight_decay=0.0)") == []
+    assert optimizer_findings("torch.optim.AdamW(params, lr=3e-4, weight_decay=wd)") == []
+    assert optimizer_findings("torch.optim.AdamW(params, lr=3e-4)") == ["AdamW"]  # decays by its default
+    assert optimizer_findings("torch.optim.AdamW(params, lr=3e-4, weight_decay=0.05)") == ["AdamW"]

@@ -147,7 +147,8 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
     # What a delegating sentence speaks of, in words the paper seldom uses (the checkerboard, not GMFlow).
     spoken = {word for evidence, _ in delegations(reading) for word in re.findall(r"[a-z0-9]{4,}", evidence.quote.lower())}
     paragraphs_with = {word: sum(word in p.text.lower() for p in spec.paragraphs) for word in spoken - _GENERIC_WORDS}
-    side.delegated_words = frozenset(word for word, count in paragraphs_with.items() if count * 10 <= len(spec.paragraphs))
+    seldom = max(1, len(spec.paragraphs) // 10)
+    side.delegated_words = frozenset(word for word, count in paragraphs_with.items() if count <= seldom)
     # Needed and neither stated nor delegated to another recipe: where the paper needs it, and for what.
     unstated_settings = {
         status.setting: (status, evidence) for status, _, evidence in setting_statuses(reading) if not status.stated and not status.delegated
