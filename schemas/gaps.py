@@ -109,3 +109,8 @@ class ReadinessReport(Model):
     delegations: list[Evidence] = Field(
         default_factory=list, description="Sentences that delegate settings to another paper's or codebase's recipe."
     )
+    conventional: Gap | None = Field(
+        default=None,
+        description="The unstated settings nearly every implementation leaves at the library's default (an "
+        "optimizer's ε, the seeds): left to convention, listed once after the gaps, not asked as a question.",
+    )

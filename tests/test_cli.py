@@ -151,7 +151,8 @@ def test_gaps_markdown_is_a_report_to_send():
     assert "**Verdict: not ready**" in text
     blocking, routine = text.split("## Blocking gaps")[1].split("## Routine gaps")
     assert blocking.strip().startswith("1. **The paper gives batch size = 128")
-    assert "Convention, not the paper's answer" in routine
+    assert "Convention, not the paper's answer" in blocking  # "standard augmentation"'s
+    assert "Left to convention (not asked): β1 and β2 (AdamW) and ε (numerical stability term) (AdamW) (usually: β1 = 0.9, β2 = 0.999" in text
     assert "| AdamW | betas | **no** | — |" in text
 
 

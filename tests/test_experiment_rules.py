@@ -322,3 +322,54 @@ def test_adamw_whose_weight_decay_is_zero_or_not_known_may_be_the_papers_adam(tm
     assert optimizer_findings("torch.optim.AdamW(params, lr=3e-4, weight_decay=wd)") == []
     assert optimizer_findings("torch.optim.AdamW(params, lr=3e-4)") == ["AdamW"]  # decays by its default
     assert optimizer_findings("torch.optim.AdamW(params, lr=3e-4, weight_decay=0.05)") == ["AdamW"]
+
+
+def test_a_comparison_or_a_followed_reference_the_paper_spells_out_is_no_question(tmp_path):
+    body = r"""
+\section{Method}
+\label{sec:method}
+We train with AdamW and a learning rate of 1e-4 for 100 epochs with a batch size of 256.
+We adopt a reweighting scheme similar to that in Section~\ref{sec:method}.
+The training minimizes this loss similar to the training of a conditional diffusion model:
+\begin{equation} L = \lVert x - \hat{x} \rVert^2 \end{equation}
+We follow [rcg] for training details of the tokenizer. Specifically, it uses a learning rate of 2e-4, 400 epochs and a batch size of 2048.
+Following the setup of [study], we ask the participants to choose the closer image.
+Following the common practice [mar], we experiment on ImageNet at a resolution of 256$\times$256.
+
+\section{Schedule}
+We follow [other] for the training schedule.
+"""
+    titles = [g.title for g in assess(_paper(tmp_path / "paper", body)).gaps if g.kind == "ambiguous-wording"]
+    assert titles == ['"We follow [other]": which details carry over?']
+
+
+def test_conventional_defaults_are_left_to_convention_not_asked(tmp_path):
+    report = assess(_paper(tmp_path / "paper", TRAINING))
+    assert report.conventional is not None and {"betas", "epsilon"} <= set(report.conventional.grouped_settings)
+    assert not [g for g in report.gaps if g.kind == "unstated-defaults"]
+
+
+def test_a_constant_rate_said_in_words_states_the_schedule_and_a_sweep_cell_states_its_values(tmp_path):
+    body = TRAINING + "\nNo experiment uses skip connections or learning rate decay; we train without learning rate decay.\n"
+    assert "lr_schedule" not in {g.setting for g in assess(_paper(tmp_path / "paper", body)).gaps}
+    table = r"""
+\section{Hyperparameters}
+\begin{table}[h]\caption{Hyperparameters}
+\begin{tabular}{lll}
+ & task A & task B \\
+learning rate & $[0.001, 0.003]$ & $0.0003$ / $0.001$ \\
+weight decay & $0.1$ & $0.3$ \\
+\end{tabular}\end{table}
+"""
+    stated = {(h.normalized_name, h.value) for h in _paper(tmp_path / "table", table).hyperparameters}
+    assert {("learning_rate", 0.001), ("learning_rate", 0.003), ("learning_rate", 0.0003)} <= stated
+
+
+def test_stochastic_gradient_descent_as_the_method_beside_a_named_optimizer_asks_no_momentum(tmp_path):
+    body = r"""
+\section{Method}
+We use stochastic gradient descent to minimize $L$ over minibatches of 128 examples for 100 epochs.
+All the parameters are updated by Adam optimizer with a learning rate of 0.003.
+"""
+    settings = {g.setting for g in assess(_paper(tmp_path / "paper", body)).gaps}
+    assert "momentum" not in settings

@@ -61,9 +61,9 @@ def test_example_ambiguous_wording_with_readings(example):
 def test_example_routine_adamw_defaults_and_stated_settings_stay_quiet(example):
     reported = _settings_reported(example)
     assert not {"learning_rate", "weight_decay", "batch_size", "dropout", "label_smoothing", "num_runs", "betas", "epsilon"} & reported
-    # AdamW's betas and ε are conventional defaults: one routine item, asked last.
-    defaults = _gap(example, "unstated-defaults:betas,epsilon")
-    assert not defaults.blocking and defaults is example.gaps[-1]
+    # AdamW's betas and ε are conventional defaults: left to convention, listed once, not asked.
+    defaults = example.conventional
+    assert defaults.id == "unstated-defaults:betas,epsilon" and defaults not in example.gaps
     assert "β1 and β2 (AdamW)" in defaults.title and "ε" in defaults.title
     assert "β1 = 0.9, β2 = 0.999" in [c.answer for c in defaults.conventions]
     symbols = {g.id for g in example.gaps if g.kind in ("undefined-symbol", "unstated-value")}

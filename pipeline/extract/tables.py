@@ -29,6 +29,8 @@ _NAME_UNIT_RE = re.compile(
 )
 _SETTINGS_CAPTION_RE = re.compile(r"(?i)hyper-?param|config|setting|recipe|implementation detail|training detail")
 _EMPTY_CELLS = ("", "-", "–", "—")
+# A cell listing the values a sweep tried: "[0.001, 0.003]", "4 / 8 / 16".
+_SWEEP_CELL_RE = re.compile(r"\[\s*([^\[\]]+?)\s*\]|([^/]+(?:/[^/]+)+)")
 
 
 @dataclass(slots=True)
@@ -132,6 +134,11 @@ def _cell_values(
     """(normalized name, value, unit) of a value cell; a tuple cell only for names that expand.
     Without an entry, a plain number or percentage is taken under the name `unnamed`. `named_unit`
     is the unit the row's name or the column's header gives a named value written without one."""
+    sweep = _SWEEP_CELL_RE.fullmatch(cell.strip()) if entry is not None and not entry.expand else None
+    if sweep is not None:
+        parts = re.split(r"\s*[,/]\s*", (sweep[1] or sweep[2]).strip())
+        if len(parts) > 1 and all(parse_value(part) for part in parts):
+            return [found for part in parts for found in _cell_values(entry, part, unnamed, named_unit)]
     parsed = parse_value(cell)
     if entry is None:
         if parsed is None or unnamed is None or resolve_entry(None, _read(parsed)) is REJECTED:

@@ -40,7 +40,8 @@ def assess(spec: PaperSpec, extra: list[Gap] | None = None) -> ReadinessReport:
         *ambiguous_wording(reading),
         *(extra or []),
     ]
-    ranked = rank(_without_restated(gaps), spec)
+    conventional = next((g for g in gaps if g.kind == "unstated-defaults"), None)
+    ranked = rank(_without_restated([g for g in gaps if g is not conventional]), spec)
     blocking = [g for g in ranked if g.blocking]
     if any(g.type == "Inconsistency" for g in blocking) or len(blocking) >= NOT_READY_AT:
         verdict = "not ready"
@@ -55,6 +56,7 @@ def assess(spec: PaperSpec, extra: list[Gap] | None = None) -> ReadinessReport:
         gaps=ranked,
         settings=[status for status, _, _ in statuses],
         delegations=[evidence for evidence, _ in delegations(reading)],
+        conventional=conventional,
     )
 
 

@@ -83,6 +83,33 @@ def _sentence_evidence(sentence: Sentence, start: int | None = None, end: int | 
 # -- ambiguous wording ------------------------------------------------------------------------------
 
 
+# A sentence that points to the paper's own place for the details: "similar to that in § 3.2".
+_POINTS_INTO_PAPER = re.compile(
+    r"§\s*[A-Z\d]|\b(?:Section|Sec\.|Appendix|App\.|Eqs?\.|Equations?|Table|Tab\.|Algorithm|Alg\.)\s*~?\(?[A-Z]?\d"
+)
+# Values that, stated in the sentence of a "standard practice", say which practice it is.
+_PROTOCOL_SETTINGS = frozenset({"image_resolution", "num_runs", "sequence_length", "epochs", "training_steps", "batch_size"})
+# A paragraph that lists this many stated values spells out what "we follow [X]" takes over.
+_DETAILS_LISTED = 3
+
+
+def _details_given(reading: Reading, sentence: Sentence, wording: str) -> bool:
+    """Whether the paper gives what a comparison or a practice or reference followed leaves open: the
+    sentence points to a section, equation, table or appendix of the paper, or introduces what
+    follows (a formula or a list, after a colon); or the sentence names the protocol's values
+    ("following the common practice, we experiment on ImageNet at 256×256") or its paragraph
+    states the settings one by one ("We follow [RCG]. Specifically, ...")."""
+    if wording not in ("follow-reference", "standard-setting", "similar-to"):
+        return False  # "normalize the features (Eq. 2)": the formula fixes the form, not what it applies to
+    plain = sentence.plain.text
+    if _POINTS_INTO_PAPER.search(plain) or plain.rstrip().endswith(":"):
+        return True
+    stated = [h for h in reading.spec.hyperparameters if h.source == "text"]
+    if any(h.text == sentence.text and h.normalized_name in _PROTOCOL_SETTINGS for h in stated):
+        return True
+    return wording == "follow-reference" and sum(1 for h in stated if h.text in sentence.paragraph.text) >= _DETAILS_LISTED
+
+
 def ambiguous_wording(reading: Reading) -> Iterator[Gap]:
     seen: set[tuple[str, str]] = set()
     for sentence in reading.sentences:
@@ -93,6 +120,8 @@ def ambiguous_wording(reading: Reading) -> Iterator[Gap]:
                 continue
             if wording.context is not None and not wording.context.search(plain):
                 continue
+            if _details_given(reading, sentence, wording.id):
+                break  # the paper says it: no question for this sentence
             key = (wording.id, " ".join(match.group().lower().split()))
             if key in seen:  # the same words again add no new question
                 continue
@@ -138,9 +167,12 @@ def used_components(reading: Reading) -> list[_UsedComponent]:
     table_values = {str(h.value) for h in reading.spec.hyperparameters if h.source == "table" and isinstance(h.value, str)}
     discussion = framing_sections(reading.spec)
     stated_in = {h.text for h in reading.spec.hyperparameters}
+    optimizers = {c.name for c in reading.spec.components if c.kind == "optimizer" and c.section_id not in discussion}
     for component in reading.spec.components:
         if component.section_id in discussion:
             continue
+        if component.name == "SGD" and component.mention.lower() == "stochastic gradient descent" and len(optimizers) > 1:
+            continue  # "trained by stochastic gradient descent" and "updated by Adam": the method, not the optimizer
         after = component.text.split(component.mention, 1)[-1]
         value_nearby = bool(component.attributes) or component.text in stated_in or bool(VALUE_AFTER_MENTION.search(after))
         if component.name in used:

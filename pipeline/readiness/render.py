@@ -41,10 +41,19 @@ def render_text(report: ReadinessReport) -> str:
         out.append("Needed settings: " + ", ".join(f"{s.setting}{_status_note(s)}" for s in report.settings))
     for evidence in report.delegations:
         out.append(f"Delegated (not checked): “{shorten(evidence.quote, 110)}” · {evidence.location.short()}")
+    if report.conventional is not None:
+        out.append(f"Left to convention (not asked): {_conventional_list(report.conventional)} · {report.conventional.evidence[0].location.short()}")
     if not report.gaps and not unstated:
         out.append("No gaps found.")
     out.append("")
     return "\n".join(out)
+
+
+def _conventional_list(gap: Gap) -> str:
+    """What is left to convention, and the conventions (not the paper's answers)."""
+    listed = gap.title.removeprefix("conventional defaults not stated: ")
+    usual = "; ".join(c.answer for c in gap.conventions)
+    return listed + (f" (usually: {usual})" if usual else "")
 
 
 def _status_note(status) -> str:
@@ -79,6 +88,8 @@ def render_markdown(report: ReadinessReport) -> str:
                 conventions = "; ".join(c.answer + (f" ({c.note})" if c.note else "") for c in gap.conventions)
                 out.append(f"   - Convention, not the paper's answer: {conventions}")
         out.append("")
+    if report.conventional is not None:
+        out += [f"Left to convention (not asked): {_conventional_list(report.conventional)}.", ""]
     if report.settings:
         out += ["## Settings an implementation needs", "", "| component | setting | stated | evidence |", "|---|---|---|---|"]
         for status in report.settings:

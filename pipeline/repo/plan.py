@@ -308,7 +308,8 @@ def _number_or_text(text: str) -> float | str:
 def _open_items(readiness: ReadinessReport, settled: set[str], contested: list[OpenItem]) -> list[OpenItem]:
     """Every gap the decisions do not settle, in the report's order, and the settings whose sources
     disagree (unless a gap already asks about them); blocking first."""
-    ranked = [(gap.rank, item) for gap in readiness.gaps for item in _open_items_of(gap) if not (item.setting and item.setting in settled)]
+    gaps = [*readiness.gaps, *([readiness.conventional] if readiness.conventional else [])]
+    ranked = [(gap.rank or len(gaps), item) for gap in gaps for item in _open_items_of(gap) if not (item.setting and item.setting in settled)]
     asked = {item.setting for _, item in ranked if item.setting}
     ranked += [(len(readiness.gaps) + 1, item) for item in contested if item.setting not in asked]
     return [item for _, item in sorted(ranked, key=lambda pair: (not pair[1].blocking, pair[0]))]
