@@ -373,3 +373,46 @@ All the parameters are updated by Adam optimizer with a learning rate of 0.003.
 """
     settings = {g.setting for g in assess(_paper(tmp_path / "paper", body)).gaps}
     assert "momentum" not in settings
+
+
+TWO_EXPERIMENT_TABLE = r"""
+\newcommand{\shline}{\hline}
+\section{Setup}
+\begin{table}[t]
+\caption{Training hyperparameters.}
+\resizebox{\linewidth}{!}{
+\begin{tabular}{l|cc}
+\toprule
+config & ViT-B & ViT-L \tabularnewline
+\shline
+learning rate & 1e-3 & \multicolumn{1}{c}{5e-4} \tabularnewline
+\multirow{2}{*}{batch size} & 4096 & 2048 \\
+\cline{2-3}
+ & \begin{tabular}{c}1024\\(small)\end{tabular} & 512 \\
+epochs & 300 & 200 \\
+\bottomrule
+\end{tabular}}
+\end{table}
+"""
+
+
+def test_a_table_as_latex_writes_it_gives_one_row_per_line_and_no_spurious_table(tmp_path):
+    spec = _paper(tmp_path / "paper", TWO_EXPERIMENT_TABLE)
+    [table] = spec.tables  # the cell's own tabular is part of its cell
+    assert [row[0] for row in table.rows] == ["config", "learning rate", "batch size", "", "epochs"]
+    source = (tmp_path / "paper" / "main.tex").read_text().splitlines()
+    starts = [source[location.line][location.column :] for location in table.row_locations]
+    assert [start.split("&")[0].strip() for start in starts] == ["config", "learning rate", "\\multirow{2}{*}{batch size}", "", "epochs"]
+    stated = {(h.normalized_name, h.value, h.name) for h in spec.hyperparameters}
+    assert ("learning_rate", 0.0005, "learning rate [ViT-L]") in stated
+    assert ("batch_size", 512.0, "batch size") in stated  # the row under \multirow takes its name
+
+
+def test_a_two_experiment_table_compares_each_column_with_the_runs_that_name_it(tmp_path):
+    files = {
+        "configs/vit_b.yaml": "optimizer:\n  lr: 1e-3\ntrain:\n  epochs: 300\n",
+        "configs/vit_l.yaml": "optimizer:\n  lr: 1e-3\ntrain:\n  epochs: 200\n",
+    }
+    findings = _check(tmp_path, TWO_EXPERIMENT_TABLE, files)
+    # ViT-L's 1e-3 is ViT-B's value, not ViT-L's 5e-4; every other value agrees with its own column.
+    assert [(f.code.file, f.setting, f.code_value, f.severity) for f in findings] == [("configs/vit_l.yaml", "learning_rate", "1e-3", "error")]

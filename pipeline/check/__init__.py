@@ -38,7 +38,7 @@ from ..extract.values import binary_reading
 from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_statuses, used_components
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
-from .scope import fits, fold, for_a_baseline, is_test_file, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
+from .scope import fits, fold, table_scope, for_a_baseline, is_test_file, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
 from .units import code_measure, comparable, paper_measure
 
 # Component kinds where a paper naming one and the code using another is a divergence. Activations
@@ -114,7 +114,10 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
             continue  # "an exploiter baseline trained for 10^9 steps": another method's setting
         if isinstance(stated.value, float) and math.isfinite(stated.value):
             evidence = Evidence(quote=stated.text, location=stated.location)
-            scope = scope_of(stated.text, stated.raw_value, previous.get(stated.text, "")) if stated.source == "text" else frozenset()
+            if stated.source == "text":
+                scope = scope_of(stated.text, stated.raw_value, previous.get(stated.text, ""))
+            else:
+                scope = table_scope(stated.name, _caption_of(spec, stated.location))
             fact = _Fact(stated.value, stated.raw_value, stated.unit, stated.component, evidence, scope=scope)
             side.facts.setdefault(stated.normalized_name, []).append(fact)
     # An answered clarification is part of the paper from then on, and outranks what the text says.
@@ -163,6 +166,15 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
         side.used.setdefault(component.kind, []).append(component.name)
         side.used_evidence.setdefault(component.kind, component.evidence)
     return side
+
+
+def _caption_of(spec: PaperSpec, location: Location) -> str | None:
+    """The caption of the table a row stands in."""
+    for table in spec.tables:
+        rows = table.row_locations
+        if table.location.file == location.file and rows and rows[0].line <= location.line <= rows[-1].line:
+            return table.caption
+    return None
 
 
 def _previous_sentences(spec: PaperSpec, sentences: set[str]) -> dict[str, str]:
@@ -276,7 +288,8 @@ class WorkspaceContext:
     directories: frozenset[str] = frozenset()  # every folder holding a file read
     several_processes: bool = False  # the workspace launches distributed runs (torch.distributed, accelerate)
     code_names: str | None = None  # every path, name and call of the workspace, folded (scope.py::untold)
-    has_scripts: bool = False  # the workspace has Python files besides any notebooks
+    folded_paths: str = ""  # every file's path, folded: the experiments the runs' files are named for
+    has_scripts: bool = False  # the workspace has Python files: its notebooks are demos, not its runs
     # Words of file paths that only some files' paths have (checkerboard, not the package's name).
     rare_path_words: frozenset[str] = frozenset()
     # The values of the settings each file sets, by variant family (scope.py::variant_families).
@@ -290,6 +303,7 @@ class WorkspaceContext:
             directories=frozenset(str(parent) for file in index.files for parent in Path(file.file).parents if str(parent) != "."),
             several_processes=any(launches_processes(module) for file in index.files for module in file.imported_modules),
             code_names=" ".join(site_context(site) for file in index.files for site in file.values),
+            folded_paths=" ".join(fold(file.file) for file in index.files),
             has_scripts=any(file.language == "python" for file in index.files),
             rare_path_words=_rare_path_words([file.file for file in index.files]),
             variants={file.file: _variants_of(file) for file in index.files},
@@ -371,12 +385,6 @@ def _check_value(
         facts = facts_for(side, site)
         if not facts:
             return None  # the paper states it only in another measure ("4M tokens"): another quantity
-        if any(_equivalent(code_value, fact, site) for fact in facts):
-            return None
-        if is_part_setting(name) and site.name.rsplit(".", 1)[-1].lower().startswith("max") and all(code_value >= f.value for f in facts):
-            return None  # `max_seq_len = 2048` bounds the paper's 256: a capacity, not the length
-        if name == "batch_size" and any(_split_batch(code_value, fact.value, site, file, context) for fact in facts):
-            return None  # 256 per process on 8 GPUs is the paper's 2048
         # "The decoder is a DiT with a patch size of 2" says nothing of an encoder's patch size.
         here = site_context(site)
         told = [
@@ -394,6 +402,16 @@ def _check_value(
             and untold(fact.scope, context.code_names)
             and not names_another_experiment(site, fact.scope, side.names)
         ]
+        # A run that names its experiment (configs/vit_l.yaml) does not agree with the values of the
+        # experiments other runs' files are named for (ViT-B's); it agrees with any other value stated.
+        identified = any(fact.scope for fact in told)
+        agreeing = [f for f in facts if f in told or not identified or not f.scope or not any(n in context.folded_paths for n in f.scope)]
+        if any(_equivalent(code_value, fact, site) for fact in agreeing):
+            return None
+        if is_part_setting(name) and site.name.rsplit(".", 1)[-1].lower().startswith("max") and all(code_value >= f.value for f in agreeing):
+            return None  # `max_seq_len = 2048` bounds the paper's 256: a capacity, not the length
+        if name == "batch_size" and any(_split_batch(code_value, fact.value, site, file, context) for fact in agreeing):
+            return None  # 256 per process on 8 GPUs is the paper's 2048
         facts = told + unknown
         if not facts:
             return None
@@ -415,10 +433,6 @@ def _check_value(
         if name in side.symbols and name not in ("temperature",):
             confidence = min(confidence, SYMBOL_NAMES_CONFIDENCE)
             notes.append(f"matched by the symbol's name `{site.name}` only")
-        if file.language == "notebook" and context.has_scripts:
-            experiment_unknown = True
-            confidence = min(confidence, SEVERAL_VALUES_CONFIDENCE)
-            notes.append("a notebook beside the repository's scripts: maybe a demo or an analysis rather than the paper's run")
         if site.kind == "config-file" and not read_by_code:
             confidence = min(confidence, 0.8)
             notes.append("read from a config file that no code is seen to load")
@@ -595,6 +609,8 @@ def check_file(root: Path, facts: PaperFacts, file: FileIndex, context: Workspac
     """The value findings of one file: what an editor re-checks when that file changes."""
     if is_test_file(file.file):
         return []
+    if file.language == "notebook" and context.has_scripts:
+        return []  # beside the scripts that make the runs, a notebook is a demo or an analysis
     cited: dict[str, set[str]] = {}  # function or class → the equations its anchors cite
     for anchor in file.anchors:
         if anchor.target_kind in ("equation", "label"):

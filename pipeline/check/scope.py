@@ -78,6 +78,17 @@ def scope_of(sentence: str, raw_value: str, previous: str = "") -> frozenset[str
     return frozenset()
 
 
+_COLUMN_RE = re.compile(r"\[([^\[\]]+)\]\s*$")
+
+
+def table_scope(name: str, caption: str | None) -> frozenset[str]:
+    """What a table's value is stated for: its column's header ("Layers [ViT-B]"), else the table's
+    caption ("Hyperparameters for ImageNet")."""
+    column = _COLUMN_RE.search(name)
+    scope = _names_of(column[1]) if column else frozenset()
+    return scope or _names_of(_MATH_OR_CITATION_RE.sub(" ", caption or ""))
+
+
 def _names_of(text: str) -> frozenset[str]:
     scope = {word.lower() for word in _WORD_RE.findall(text) if word.lower() in MODULE_NOUNS}
     scope |= {fold(name) for name in _NAME_RE.findall(text) if not _is_component(name) and len(fold(name)) >= 2}

@@ -42,6 +42,10 @@ class _Cell:
 def from_table(table: Table) -> tuple[list[Hyperparameter], list[Component]]:
     """A hyperparameter table's values and the components its hyperparameter rows name."""
     rows = [[_Cell(cell, to_plain(cell).text.strip()) for cell in row] for row in table.rows]
+    # A row under a `\multirow` name has an empty first cell: the name above is its name too.
+    for above, row in zip(rows, rows[1:]):
+        if len(row) >= 2 and not row[0].plain and above and above[0].plain:
+            row[0] = above[0]
     captioned = bool(_SETTINGS_CAPTION_RE.search(table.caption or ""))
     named = {i: entry for i, row in enumerate(rows) if len(row) >= 2 and (entry := _cell_entry(row[0].plain))}
     hyperparameters: list[Hyperparameter] = []

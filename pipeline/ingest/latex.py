@@ -781,8 +781,15 @@ class LatexReader:
         end_pos = end.pos + len(f"\\end{{{name}}}") if end is not None else token.pos
         rows: list[list[str]] = []
         row_locations: list[Location] = []
+        nested = len(self.tables)
         for row_tokens, row_start, row_end in _split_rows(body, token.pos, end_pos):
             cells = [self._render(cell) for cell in _split_cells(row_tokens)]
+            # A tabular inside a cell (a two-line header) is part of that cell, not a table of its own.
+            for inner in self.tables[nested:]:
+                for owner in self.float_stack:
+                    if inner in owner.tables:
+                        owner.tables.remove(inner)
+            del self.tables[nested:]
             if any(cells):
                 rows.append(cells)
                 row_locations.append(self._location(row_start, row_end))
@@ -853,7 +860,8 @@ def _split_rows(tokens: list[Token], start: int, end: int) -> list[tuple[list[To
             environment_depth += 1
         elif token.kind == "cs" and token.text == "\\end":
             environment_depth -= 1
-        if token.kind == "sym" and token.text == "\\\\" and depth == 0 and environment_depth == 0:
+        row_break = (token.kind == "sym" and token.text == "\\\\") or (token.kind == "cs" and token.text == "\\tabularnewline")
+        if row_break and depth == 0 and environment_depth == 0:
             rows.append((current, _content_start(current, row_start), token.pos))
             current = []
             row_start = token.pos + 2
@@ -868,12 +876,29 @@ def _split_rows(tokens: list[Token], start: int, end: int) -> list[tuple[list[To
 RULE_COMMANDS = {"\\hline", "\\toprule", "\\midrule", "\\bottomrule", "\\specialrule", "\\addlinespace"}
 
 
+_RULE_LIKE_RE = re.compile(r"\\[A-Za-z]*(?:line|rule)")  # a paper's own rules too: \shline, \midline, \cline{2-3}
+
+
 def _content_start(tokens: list[Token], default: int) -> int:
-    """Offset of a row's first content: not spacing, comments or horizontal rules."""
+    """Offset of a row's first content: not spacing, comments or horizontal rules (with their
+    arguments: `\\cline{2-3}`, `\\cmidrule(lr){1-2}`)."""
+    depth = 0
+    after_rule = False
     for token in tokens:
-        if token.kind in ("nl", "par", "comment") or token.text in RULE_COMMANDS:
+        if token.kind in ("nl", "par", "comment"):
+            after_rule = False
+            continue
+        if token.text in RULE_COMMANDS or (token.kind == "cs" and _RULE_LIKE_RE.fullmatch(token.text)):
+            after_rule = True  # its argument, if any, follows on the same line
             continue
         if token.kind == "text" and not token.text.strip():
+            continue
+        if after_rule and token.kind == "char" and token.text in "{(":
+            depth += 1
+            continue
+        if depth:
+            if token.kind == "char" and token.text in "})":
+                depth -= 1
             continue
         return token.pos + (len(token.text) - len(token.text.lstrip()) if token.kind == "text" else 0)
     return default
