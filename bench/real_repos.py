@@ -1,7 +1,7 @@
 """`paperlens check` and `paperlens gaps` on the official repository of every paper in
 `../shared/data/repos`, judged against the hand labels in `bench/labels/<id>.yaml`.
 
-Per repository: files read, findings by kind and severity, the CLI's wall time (a fresh
+Per repository: files read, runs found (commands in shell scripts and READMEs), findings by kind and severity, the CLI's wall time (a fresh
 process and a cold paper cache, as a user's first run), and how the findings and gaps compare with
 the labels. Overall: precision (true findings / labelled findings), precision of errors, the share
 of labelled real differences found (a true finding inside a difference's lines), the share of
@@ -41,6 +41,7 @@ class Outcome:
     seconds: float = 0.0
     crashed: str | None = None
     files: int = 0
+    runs: int = 0
     kinds: Counter = field(default_factory=Counter)
     severities: Counter = field(default_factory=Counter)
     true: int = 0
@@ -85,11 +86,15 @@ def _gap_label(gap: dict, labels: list[dict]) -> dict | None:
     return same[0] if same else None
 
 
-def _files_read(root: Path) -> int:
-    """Files read, by this checkout's reader (the CLI's JSON does not carry the count)."""
+def _files_and_runs(root: Path) -> tuple[int, int]:
+    """Files read, and runs found (the distinct commands of shell scripts and READMEs that start a
+    Python script), by this checkout's reader (the CLI's JSON carries neither)."""
     from paperlens.pipeline.code import index_workspace
+    from paperlens.pipeline.code.launchers import commands_of
 
-    return len(index_workspace(root).files)
+    index = index_workspace(root)
+    runs = {command for file in index.files if file.language in ("shell", "markdown") for command in commands_of(file)}
+    return len(index.files), len(runs)
 
 
 def measure(repository: str, data: Path, command: list[str]) -> Outcome:
@@ -102,7 +107,7 @@ def measure(repository: str, data: Path, command: list[str]) -> Outcome:
         report, crashed, outcome.seconds = _cli(command, ["check", str(root), "--paper", str(paper), "--format", "json", "--fail-on", "never"], Path(cache))
         gaps, gaps_crashed, _ = _cli(command, ["gaps", str(paper), "--format", "json"], Path(cache))
     outcome.crashed = crashed or gaps_crashed or None
-    outcome.files = _files_read(root)
+    outcome.files, outcome.runs = _files_and_runs(root)
     true_lines: list[tuple[str, int]] = []
     for finding in (report or {}).get("findings", []):
         outcome.kinds[finding["kind"]] += 1
@@ -159,7 +164,7 @@ def main() -> int:
         repositories = [r for r in repositories if r in args.only]
     print(f"machine: {machine()}")
     print(f"paperlens: {args.paperlens}\n")
-    header = f"{'repository':30} {'files':>5} {'div':>4} {'guess':>5} {'unimp':>5} {'err':>4} {'warn':>4} {'info':>4}  {'true':>4} {'false':>5} {'unlab':>5}  {'diffs':>5}  {'gaps u/n/?':>10} {'time s':>7}"
+    header = f"{'repository':30} {'files':>5} {'runs':>4} {'div':>4} {'guess':>5} {'unimp':>5} {'err':>4} {'warn':>4} {'info':>4}  {'true':>4} {'false':>5} {'unlab':>5}  {'diffs':>5}  {'gaps u/n/?':>10} {'time s':>7}"
     print(header)
     outcomes = []
     for repository in repositories:
@@ -168,7 +173,7 @@ def main() -> int:
         k, s = outcome.kinds, outcome.severities
         gaps = f"{outcome.gaps_useful}/{outcome.gaps_noise}/{len(outcome.gaps_unlabelled)}"
         print(
-            f"{repository:30} {outcome.files:>5} "
+            f"{repository:30} {outcome.files:>5} {outcome.runs:>4} "
             f"{k['divergence']:>4} {k['guess']:>5} {k['unimplemented']:>5} {s['error']:>4} {s['warning']:>4} {s['info'] + s['hint']:>4}  "
             f"{outcome.true:>4} {outcome.false:>5} {len(outcome.unlabelled):>5}  {outcome.differences_found:>2}/{outcome.differences:<2}  {gaps:>10} {outcome.seconds:>7.2f}"
             + (f"  CRASH: {outcome.crashed}" if outcome.crashed else "")

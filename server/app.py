@@ -40,7 +40,7 @@ log = logging.getLogger("paperlens.server")
 REINDEX = "paperlens.reindex"
 COALESCE_SECONDS = 0.2  # disk events closer than this are one change (a save writes several)
 CHECKS, GAPS = "checks", "gaps"  # producers of diagnostics; each owns its own per document
-WORKSPACE_GLOBS = ("**/*.py", "**/*.{yaml,yml,json,toml,ini,cfg}", "**/.paperlens/decisions.yaml")
+WORKSPACE_GLOBS = ("**/*.py", "**/*.{yaml,yml,json,toml,ini,cfg}", "**/*.{md,sh,bash,ipynb}", "**/.paperlens/decisions.yaml")
 PAPER_SUFFIXES = (".tex", ".md", ".pdf", ".bib", ".sty")
 PAPER_GLOB = "**/*.{tex,md,pdf,bib,sty}"
 

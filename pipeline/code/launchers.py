@@ -55,6 +55,11 @@ def index_launcher(path_rel: str, source: str, language: LauncherLanguage) -> Fi
     )
 
 
+def commands_of(index: FileIndex) -> list[str]:
+    """The distinct commands (runs) a launcher's index holds, in order."""
+    return list(dict.fromkeys(site.call for site in index.values if site.kind == "command-line" and site.call))
+
+
 def _commands(source: str, *, markdown: bool) -> list[tuple[str, list[tuple[int, int, str]]]]:
     """Each command that starts a Python script: its text (continuations joined) and its pieces, as
     (line, column, text) of each physical line."""
