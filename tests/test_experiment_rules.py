@@ -338,6 +338,9 @@ Following the common practice [mar], we experiment on ImageNet at a resolution o
 
 \section{Schedule}
 We follow [other] for the training schedule.
+
+\section{Sampling}
+During inference, guidance is applied to each token following the standard practice [dit].
 """
     titles = [g.title for g in assess(_paper(tmp_path / "paper", body)).gaps if g.kind == "ambiguous-wording"]
     assert titles == ['"We follow [other]": which details carry over?']

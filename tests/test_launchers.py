@@ -104,3 +104,4 @@ def test_a_commands_batch_is_per_process_times_the_processes_it_starts(tmp_path)
     four_nodes = README.replace("--nnodes=8", "--nnodes=4")
     [finding] = _check(tmp_path, {"main.py": MAIN, "README.md": four_nodes})
     assert (finding.setting, finding.code_value, finding.code.file) == ("batch_size", "64", "README.md")
+    assert "64 per process × 32 processes = 2048 per step" in finding.confidence_note

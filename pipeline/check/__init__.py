@@ -433,6 +433,9 @@ def _check_value(
         if name in side.symbols and name not in ("temperature",):
             confidence = min(confidence, SYMBOL_NAMES_CONFIDENCE)
             notes.append(f"matched by the symbol's name `{site.name}` only")
+        processes = _processes_of(site.call or "") if site.kind == "command-line" else None
+        if name == "batch_size" and processes:
+            notes.append(f"{site.raw} per process × {processes} processes = {_number(code_value * processes)} per step")
         if site.kind == "config-file" and not read_by_code:
             confidence = min(confidence, 0.8)
             notes.append("read from a config file that no code is seen to load")

@@ -89,6 +89,7 @@ _POINTS_INTO_PAPER = re.compile(
 )
 # Values that, stated in the sentence of a "standard practice", say which practice it is.
 _PROTOCOL_SETTINGS = frozenset({"image_resolution", "num_runs", "sequence_length", "epochs", "training_steps", "batch_size"})
+_CITED_RIGHT_AFTER = re.compile(r"\s*(?:of\s+|in\s+|from\s+)?\[[^\]]+\]")
 # A paragraph that lists this many stated values spells out what "we follow [X]" takes over.
 _DETAILS_LISTED = 3
 
@@ -122,6 +123,8 @@ def ambiguous_wording(reading: Reading) -> Iterator[Gap]:
                 continue
             if _details_given(reading, sentence, wording.id):
                 break  # the paper says it: no question for this sentence
+            if wording.id == "standard-setting" and _CITED_RIGHT_AFTER.match(plain, match.end()):
+                break  # "following the standard practice [dit]": the citation says which one
             key = (wording.id, " ".join(match.group().lower().split()))
             if key in seen:  # the same words again add no new question
                 continue
