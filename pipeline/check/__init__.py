@@ -171,8 +171,7 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
 def _caption_of(spec: PaperSpec, location: Location) -> str | None:
     """The caption of the table a row stands in."""
     for table in spec.tables:
-        rows = table.row_locations
-        if table.location.file == location.file and rows and rows[0].line <= location.line <= rows[-1].line:
+        if location == table.location or location in table.row_locations:  # where its rows are located
             return table.caption
     return None
 
@@ -287,8 +286,7 @@ class WorkspaceContext:
     functions: frozenset[str] = frozenset()  # names of functions and classes the workspace defines
     directories: frozenset[str] = frozenset()  # every folder holding a file read
     several_processes: bool = False  # the workspace launches distributed runs (torch.distributed, accelerate)
-    code_names: str | None = None  # every path, name and call of the workspace, folded (scope.py::untold)
-    folded_paths: str = ""  # every file's path, folded: the experiments the runs' files are named for
+    folded_paths: str = ""  # every file's path, folded: what the runs' files are named for (scope.py::untold)
     has_scripts: bool = False  # the workspace has Python files: its notebooks are demos, not its runs
     # Words of file paths that only some files' paths have (checkerboard, not the package's name).
     rare_path_words: frozenset[str] = frozenset()
@@ -302,7 +300,6 @@ class WorkspaceContext:
             functions=frozenset(function.name for file in index.files for function in file.functions),
             directories=frozenset(str(parent) for file in index.files for parent in Path(file.file).parents if str(parent) != "."),
             several_processes=any(launches_processes(module) for file in index.files for module in file.imported_modules),
-            code_names=" ".join(site_context(site) for file in index.files for site in file.values),
             folded_paths=" ".join(fold(file.file) for file in index.files),
             has_scripts=any(file.language == "python" for file in index.files),
             rare_path_words=_rare_path_words([file.file for file in index.files]),
@@ -362,6 +359,8 @@ def _where_given(site: ValueSite, file: FileIndex) -> ValueSite:
     )
     if given is None:
         return site
+    if is_training_setting(site.normalized_name or "") and site_stage(given) not in (None, "training"):
+        return given  # `def aug_prompt(..., lr=0.1)` of an inference pipeline, passed on to an optimizer there
     return site.model_copy(update={"name": given.name, "raw": given.raw, "location": given.location, "resolved_from": None, "kind": given.kind})
 
 
@@ -392,14 +391,14 @@ def _check_value(
             for fact in facts
             if fits(fact.scope, here) and not (fact.scope and names_another_experiment(site, fact.scope, side.names, partly=True))
         ]
-        # Stated for an experiment the code never names: it may or may not be this run's, unless the
-        # run names another of the paper's.
+        # Stated for a model or dataset no run's files are named for (a GTrXL, CIFAR-10 in a repository
+        # of train.py and tlm.py): no run can be told apart by it, so it speaks for every run that
+        # names none of the paper's other experiments.
         unknown = [
             fact
             for fact in facts
             if fact not in told
-            and context.code_names is not None
-            and untold(fact.scope, context.code_names)
+            and untold(fact.scope, context.folded_paths)
             and not names_another_experiment(site, fact.scope, side.names)
         ]
         # A run that names its experiment (configs/vit_l.yaml) does not agree with the values of the
@@ -412,7 +411,7 @@ def _check_value(
             return None  # `max_seq_len = 2048` bounds the paper's 256: a capacity, not the length
         if name == "batch_size" and any(_split_batch(code_value, fact.value, site, file, context) for fact in agreeing):
             return None  # 256 per process on 8 GPUs is the paper's 2048
-        facts = told + unknown
+        facts = [fact for fact in facts if fact in told or fact in unknown]  # in the paper's order
         if not facts:
             return None
         alternatives = [v for family in variant_families(site) for v in context.variant_values(family, file)]
@@ -422,14 +421,10 @@ def _check_value(
         confidence = 0.9
         distinct = sorted({fact.value for fact in facts})
         # Which of the paper's experiments this run is cannot be told: information, not an error.
-        experiment_unknown = (len(distinct) > 1 and not facts[0].from_answer) or not told
-        if len(distinct) > 1 and not facts[0].from_answer:
+        experiment_unknown = len(distinct) > 1 and not facts[0].from_answer
+        if experiment_unknown:
             confidence = min(confidence, SEVERAL_VALUES_CONFIDENCE)
             notes.append(f"the paper states several values ({', '.join(_number(v) for v in distinct)}); which experiment this code runs is not known")
-        elif not told:
-            confidence = min(confidence, SEVERAL_VALUES_CONFIDENCE)
-            names = sorted({n for fact in facts for n in untold(fact.scope, context.code_names or "")})
-            notes.append(f"the paper states it for {', '.join(names)}, which this code never names; which experiment this code runs is not known")
         if name in side.symbols and name not in ("temperature",):
             confidence = min(confidence, SYMBOL_NAMES_CONFIDENCE)
             notes.append(f"matched by the symbol's name `{site.name}` only")

@@ -116,13 +116,13 @@ def names_another_experiment(site: ValueSite, scope: frozenset[str], paper_names
     return bool((words & paper_names) - scope)
 
 
-def untold(scope: frozenset[str], code_names: str) -> frozenset[str]:
-    """The models and datasets of a scope, when the workspace (`code_names`: its paths, names and
-    calls, folded) names none of them: no run can be told to be for them or not ("we train a GTrXL
-    for 34k steps" and a repository that never writes GTrXL). Empty when the code names one (a run
-    that does not name ImageNet is not the ImageNet run)."""
+def untold(scope: frozenset[str], folded_paths: str) -> frozenset[str]:
+    """The models and datasets of a scope, when no file of the workspace (`folded_paths`) is named for
+    any of them: no run can be told to be for them or not ("we train a GTrXL for 34k steps" and a
+    repository whose files never say GTrXL). Empty when one is (a run whose files do not name
+    ImageNet, beside `configs/gmflow_imagenet.py`, is not the ImageNet run)."""
     names = frozenset(name for name in scope if name not in MODULE_NOUNS)
-    return names if not any(name in code_names for name in names) else frozenset()
+    return names if not any(name in folded_paths for name in names) else frozenset()
 
 
 def site_stage(site: ValueSite) -> str | None:
@@ -174,7 +174,8 @@ def variant_families(site: ValueSite) -> list[tuple[str, ...]]:
 
 def paper_names(texts: list[str]) -> frozenset[str]:
     """The folded names (of models, datasets: DINOv2, ADE20K, ViT-B) the paper's prose uses."""
-    return frozenset(fold(name) for text in texts for name in _NAME_RE.findall(text) if len(fold(name)) >= 3)
+    names = {name for text in texts for name in _NAME_RE.findall(text)}
+    return frozenset(fold(name) for name in names if len(fold(name)) >= 3 and not _is_component(name))  # AdamW is no experiment
 
 
 def outside_the_paper(file: str, directories: frozenset[str], names: frozenset[str], folded_prose: str) -> bool:
