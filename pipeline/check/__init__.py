@@ -306,10 +306,9 @@ class WorkspaceContext:
             variants={file.file: _variants_of(file) for file in index.files},
         )
 
-    def variant_values(self, family: tuple[str, ...], file: FileIndex) -> list[float]:
-        """The values the family's sites give, in `file` as it is now and in the rest as last read."""
-        mine = _variants_of(file).get(family, ())
-        return [*mine, *(v for other, families in self.variants.items() if other != file.file for v in families.get(family, ()))]
+    def variant_values(self, family: tuple[str, ...], file: str, own: dict[tuple[str, ...], tuple[float, ...]]) -> list[float]:
+        """The values the family's sites give: `own`, those of `file` as it is now, and the rest's as last read."""
+        return [*own.get(family, ()), *(v for other, families in self.variants.items() if other != file for v in families.get(family, ()))]
 
 
 def _path_words(path: str) -> set[str]:
@@ -348,15 +347,13 @@ def _cites_equation_of(site: ValueSite, cited: dict[str, set[str]], equations: f
     return any((site.call == owner or site.call.startswith(owner + ".")) and targets & equations for owner, targets in cited.items())
 
 
-def _where_given(site: ValueSite, file: FileIndex) -> ValueSite:
+def _where_given(site: ValueSite, file: FileIndex, by_line: dict[tuple[str, int], list[ValueSite]]) -> ValueSite:
     """`AdamW(..., weight_decay=weight_decay)`, `${max_seq_len}`: a name passed through is checked as
     what it is passed to (AdamW's weight decay) but reported where its value is given, once."""
     origin = site.resolved_from
     if origin is None or origin.file != file.file:
         return site
-    given = next(
-        (o for o in file.values if o is not site and o.location.line == origin.line and o.normalized_name == site.normalized_name), None
-    )
+    given = next((o for o in by_line.get((file.file, origin.line), []) if o is not site and o.normalized_name == site.normalized_name), None)
     if given is None:
         return site
     if is_training_setting(site.normalized_name or "") and site_stage(given) not in (None, "training"):
@@ -365,7 +362,13 @@ def _where_given(site: ValueSite, file: FileIndex) -> ValueSite:
 
 
 def _check_value(
-    root: Path, site: ValueSite, side: PaperFacts, context: WorkspaceContext, file: FileIndex, cited: dict[str, set[str]]
+    root: Path,
+    site: ValueSite,
+    side: PaperFacts,
+    context: WorkspaceContext,
+    file: FileIndex,
+    cited: dict[str, set[str]],
+    own_variants: dict[tuple[str, ...], tuple[float, ...]],
 ) -> Finding | None:
     name = site.normalized_name
     if name is None or not site.live or site.overridden or not isinstance(site.value, (int, float)) or isinstance(site.value, bool):
@@ -414,7 +417,7 @@ def _check_value(
         facts = [fact for fact in facts if fact in told or fact in unknown]  # in the paper's order
         if not facts:
             return None
-        alternatives = [v for family in variant_families(site) for v in context.variant_values(family, file)]
+        alternatives = [v for family in variant_families(site) for v in context.variant_values(family, file.file, own_variants)]
         if any(_equivalent(v, f, site) for v in alternatives for f in facts):
             return None  # a variant beside the one the paper reports (DiT-XL/4 beside DiT-XL/2, a head beside the backbone)
         notes: list[str] = []
@@ -614,8 +617,9 @@ def check_file(root: Path, facts: PaperFacts, file: FileIndex, context: Workspac
         if anchor.target_kind in ("equation", "label"):
             cited.setdefault(anchor.function or "", set()).add(anchor.target)
     found: dict[str, Finding] = {}
+    own_variants, by_line = _variants_of(file), _values_by_line([file])
     for site in file.values:
-        finding = _check_value(root, _where_given(site, file), facts, context, file, cited)
+        finding = _check_value(root, _where_given(site, file, by_line), facts, context, file, cited, own_variants)
         if finding is not None:
             found.setdefault(finding.id, finding)
     return [_recorded(f, facts.decisions) for f in found.values()]
