@@ -30,6 +30,7 @@ from ...schemas import (
 )
 from ..decisions import DECISIONS_PATH
 from ..code.knowledge import is_part_setting, is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds
+from ..code.launchers import command_numbers
 from ..extract.components import find_mentions
 from ..extract.hyperparameters import symbol_name
 from ..extract.knowledge import hyperparameter_vocabulary
@@ -234,7 +235,7 @@ def _split_batch(code: float, paper: float, site: ValueSite, file: FileIndex, co
         return False
     steps = {float(s.value) for s in file.values if _ACCUMULATION_RE.search(s.name) and isinstance(s.value, (int, float)) and s.value >= 1}
     if site.kind == "command-line":
-        steps |= {float(v) for name, v in _command_numbers(site.call or "") if _ACCUMULATION_RE.search(name)}
+        steps |= {v for name, v in command_numbers(site.call or "").items() if _ACCUMULATION_RE.search(name) and v >= 1}
         processes = _processes_of(site.call or "")
         if processes is not None:  # torchrun --nnodes=8 --nproc_per_node=8: 64 processes
             return any(math.isclose(code * processes * a, paper) for a in steps | {1.0})
@@ -246,16 +247,11 @@ def _split_batch(code: float, paper: float, site: ValueSite, file: FileIndex, co
 
 _ACCUMULATION_RE = re.compile(r"accum|update_freq|update-freq")
 _PROCESS_FLAGS = ("nnodes", "nproc_per_node", "nproc-per-node", "num_processes", "num-processes", "gpus", "ngpus", "num_gpus", "num-gpus")
-_COMMAND_NUMBER_RE = re.compile(r"--?([\w-]+)[= ]([0-9]+(?:\.[0-9]*)?)\b")
-
-
-def _command_numbers(command: str) -> list[tuple[str, float]]:
-    return [(name, float(value)) for name, value in _COMMAND_NUMBER_RE.findall(command)]
 
 
 def _processes_of(command: str) -> int | None:
     """How many processes a launcher command starts (nodes × processes per node), when it says."""
-    counts = [int(v) for name, v in _command_numbers(command) if name in _PROCESS_FLAGS and v >= 1]
+    counts = [int(v) for name, v in command_numbers(command).items() if name in _PROCESS_FLAGS and v >= 1 and v.is_integer()]
     return math.prod(counts) if counts else None
 
 

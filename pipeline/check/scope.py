@@ -22,6 +22,7 @@ from pathlib import PurePosixPath
 
 from ...schemas import ValueSite
 from ..code.knowledge import is_part_setting, stage_named_by
+from ..code.launchers import script_of
 from ..extract.components import find_mentions
 
 # The parts of a model a sentence can give a setting of.
@@ -131,14 +132,13 @@ def site_stage(site: ValueSite) -> str | None:
     path = PurePosixPath(site.location.file)
     containers = site.name.split(".")[:-1]
     if site.kind == "command-line":  # the script a command runs says its stage first (generate.py)
-        script = _SCRIPT_RE.search(site.call or "")
-        ran = PurePosixPath(script.group(1)) if script else None
-        names = [ran.stem, *reversed(ran.parent.parts)] if ran else []
+        script = script_of(site.call or "")
+        ran = PurePosixPath(script) if script else None
+        names = [ran.name, *reversed(ran.parent.parts)] if ran else []
         return stage_named_by([*names, *reversed(containers), site.call])
     return stage_named_by([site.call, *reversed(containers), path.stem, *reversed(path.parent.parts)])
 
 
-_SCRIPT_RE = re.compile(r"([\w./-]+)\.py\b|\s-m\s+([\w.]+)")
 _TEST_FILE_RE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.[^/]*$|conftest\.py$)")
 
 

@@ -52,6 +52,10 @@ class CodeVocabulary:
     callables: dict[str, Signature]  # dotted suffix → signature
     last_parts: frozenset[str]  # the last part of every suffix, to skip most names at once
     longest_suffix: int  # in dotted parts
+    stage_words: dict[str, str]  # word → the stage of the work it names (training, sampling, ...)
+    training_settings: frozenset[str]
+    part_settings: frozenset[str]
+    distributed_modules: tuple[str, ...]
 
     def signature(self, dotted: str) -> Signature | None:
         """The signature whose longest symbol is a suffix of `dotted` (torch.nn.GELU → GELU)."""
@@ -109,6 +113,10 @@ def code_vocabulary() -> CodeVocabulary:
         callables=callables,
         last_parts=frozenset(symbol.rsplit(".", 1)[-1] for symbol in callables),
         longest_suffix=max(symbol.count(".") + 1 for symbol in callables),
+        stage_words={word: stage for stage, listed in data["stage_words"].items() for word in listed},
+        training_settings=frozenset(data["training_settings"]),
+        part_settings=frozenset(data["part_settings"]),
+        distributed_modules=tuple(data["distributed_modules"]),
     )
 
 
@@ -133,18 +141,10 @@ def setting_of(parameter: str, signature: Signature | None) -> str | None:
     return normalize_name(parameter)
 
 
-@functools.cache
-def _stage_words() -> tuple[dict[str, str], frozenset[str], frozenset[str]]:
-    with open(KNOWLEDGE_DIR / "code.yaml", encoding="utf-8") as file:
-        data = yaml.load(file, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    words = {word: stage for stage, listed in data["stage_words"].items() for word in listed}
-    return words, frozenset(data["training_settings"]), frozenset(data["part_settings"])
-
-
 def stage_named_by(names: Iterable[str | None]) -> str | None:
     """The stage of the work (training, sampling, evaluation, ...) the first of `names` that names
     one says, nearest first; training wins within one name (`train_and_evaluate`)."""
-    words_of = _stage_words()[0]
+    words_of = code_vocabulary().stage_words
     for name in names:
         if not name:
             continue
@@ -155,23 +155,17 @@ def stage_named_by(names: Iterable[str | None]) -> str | None:
 
 
 def is_training_setting(setting: str) -> bool:
-    return setting in _stage_words()[1]
+    return setting in code_vocabulary().training_settings
 
 
 def is_part_setting(setting: str) -> bool:
     """A setting each part of a model has its own of (depth, width, patch size, input size)."""
-    return setting in _stage_words()[2]
-
-
-@functools.cache
-def _distributed_modules() -> tuple[str, ...]:
-    with open(KNOWLEDGE_DIR / "code.yaml", encoding="utf-8") as file:
-        return tuple(yaml.load(file, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["distributed_modules"])
+    return setting in code_vocabulary().part_settings
 
 
 def launches_processes(module: str) -> bool:
     """Whether importing `module` makes a run several processes (torch.distributed, accelerate)."""
-    return any(module == known or module.startswith(known + ".") for known in _distributed_modules())
+    return any(module == known or module.startswith(known + ".") for known in code_vocabulary().distributed_modules)
 
 
 def for_evaluation(setting: str, names: Iterable[str | None]) -> bool:

@@ -6,9 +6,9 @@ A run is a command that starts a Python script: `python train.py --lr 4e-3`, `to
 (`--drop_path 0.1`, `--lr=4e-3`) and each dotted override (`trainer.max_epochs=24`, Hydra) is a
 value site of kind `command-line`, located where it is written; its `call` is the whole command, so
 what the command names (`--model vit_base_patch16_224`, `--eval`) tells the run's experiment and
-stage. The flags a launcher passes replace the script's command-line defaults (`assigned_attributes`,
-as `args.lr = ...` does), so `parser.add_argument("--drop_path", default=0.0)` is not the value the
-documented run uses.
+stage. The flags a launcher passes replace the command-line defaults of the same name (`assigned_attributes`,
+as `args.lr = ...` does; in any script, since which script a flag reaches is not followed), so
+`parser.add_argument("--drop_path", default=0.0)` is not the value the documented run uses.
 """
 
 from __future__ import annotations
@@ -90,13 +90,38 @@ def _commands(source: str, *, markdown: bool) -> list[tuple[str, list[tuple[int,
     return commands
 
 
+def _tokens(text: str) -> list[str]:
+    try:
+        return shlex.split(text, comments=True, posix=True)
+    except ValueError:  # an unclosed quote: words as written
+        return text.split()
+
+
+def command_numbers(command: str) -> dict[str, float]:
+    """A command's numeric flags by name, dashes dropped: `--nproc_per_node=8 --lr 4e-3` →
+    {"nproc_per_node": 8.0, "lr": 0.004}."""
+    tokens = _tokens(command)
+    numbers = {}
+    for index, token in enumerate(tokens):
+        name, raw = _flag_value(token, tokens[index + 1] if index + 1 < len(tokens) else None)
+        if name is not None and raw is not None and _NUMBER_RE.fullmatch(raw):
+            numbers[name.lstrip("-")] = float(raw)
+    return numbers
+
+
+_SCRIPT_RE = re.compile(r"([\w./-]+)\.py\b|\s-m\s+([\w.]+)")
+
+
+def script_of(command: str) -> str | None:
+    """The script (`tools/train.py`, without `.py`) or module (`pkg.train`) a command runs."""
+    found = _SCRIPT_RE.search(command)
+    return (found[1] or found[2].replace(".", "/")) if found else None
+
+
 def _flag_sites(path_rel: str, command: str, pieces: list[tuple[int, int, str]]) -> list[ValueSite]:
     sites = []
     for line, column, piece in pieces:
-        try:
-            tokens = shlex.split(piece, comments=True, posix=True)
-        except ValueError:
-            tokens = piece.split()
+        tokens = _tokens(piece)
         position = 0
         for index, token in enumerate(tokens):
             at = piece.find(token, position)
