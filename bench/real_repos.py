@@ -130,8 +130,8 @@ def measure(repository: str, data: Path, command: list[str]) -> Outcome:
             outcome.false_alarms.append(f"{where}  [{label.get('reason', '')}]")
     for difference in labels.get("differences") or []:
         outcome.differences += 1
-        first, last = difference.get("lines") or [difference.get("line"), difference.get("line")]
-        if any(file == difference.get("file") and first <= line <= last for file, line in true_lines):
+        places = [difference, *(difference.get("also") or [])]  # `also`: other places giving the same difference
+        if any(file == place.get("file") and place["lines"][0] <= line <= place["lines"][1] for place in places for file, line in true_lines):
             outcome.differences_found += 1
     gap_labels = labels.get("gaps") or []
     for gap in (gaps or {}).get("gaps", []):

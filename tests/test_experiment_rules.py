@@ -419,3 +419,41 @@ def test_a_two_experiment_table_compares_each_column_with_the_runs_that_name_it(
     findings = _check(tmp_path, TWO_EXPERIMENT_TABLE, files)
     # ViT-L's 1e-3 is ViT-B's value, not ViT-L's 5e-4; every other value agrees with its own column.
     assert [(f.code.file, f.setting, f.code_value, f.severity) for f in findings] == [("configs/vit_l.yaml", "learning_rate", "1e-3", "error")]
+
+
+def test_a_technique_the_paper_never_names_is_information_where_the_code_turns_it_on(tmp_path):
+    files = {
+        "train.py": """
+            import argparse
+            p = argparse.ArgumentParser()
+            p.add_argument('--grad_clip', type=float, default=3.0)
+            p.add_argument('--dropout', type=float, default=0.0)
+            p.add_argument('--lr', type=float, default=3e-4)
+            """,
+    }
+    [finding] = [f for f in _check(tmp_path, TRAINING, files) if f.kind == "guess"]
+    assert (finding.setting, finding.severity, finding.code.line + 1) == ("grad_clip_norm", "info", 4)
+    assert "gradient clipping" in finding.message and "AdamW" in finding.paper[0].quote  # where training is described
+    # Named anywhere in the paper, or a training handed to another recipe: the code does what it says.
+    named = TRAINING + "\nGradients are clipped for stability.\n"
+    assert not [f for f in _check(tmp_path, named, files) if f.kind == "guess"]
+    delegated = TRAINING + "\nWe follow the training recipe of ConvNeXt [liu2022].\n"
+    assert not [f for f in _check(tmp_path, delegated, files) if f.kind == "guess"]
+
+
+def test_a_command_that_sets_a_learning_rate_is_a_training_run_whatever_else_it_evaluates(tmp_path):
+    files = {
+        "main.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--attn_dropout', type=float, default=0.0)\n",
+        "README.md": "```\npython main.py --lr 3e-4 --attn_dropout 0.1 --online_eval\n```\n\n```\npython main.py --evaluate --attn_dropout 0.1\n```\n",
+    }
+    found = [(f.code.file, f.code.line + 1, f.setting) for f in _check(tmp_path, TRAINING, files) if f.kind == "guess"]
+    assert found == [("README.md", 2, "attention_dropout")]  # the second command only evaluates
+
+
+def test_values_each_stated_for_its_experiment_in_one_sentence_are_all_read(tmp_path):
+    spec = _paper(tmp_path / "paper", r"""
+\section{Method}
+We use a batch size of 2048 for ImageNet 64$\times$64 and 1024 for ImageNet 256$\times$256, and train for 800 epochs on 8 GPUs.
+""")
+    assert sorted(h.value for h in spec.hyperparameters if h.normalized_name == "batch_size") == [1024, 2048]
+    assert [h.value for h in spec.hyperparameters if h.normalized_name == "epochs"] == [800]

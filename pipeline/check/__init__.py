@@ -33,10 +33,10 @@ from ..code.knowledge import is_part_setting, is_training_setting, kind_named_by
 from ..code.launchers import command_numbers
 from ..extract.components import find_mentions
 from ..extract.hyperparameters import symbol_name
-from ..extract.knowledge import hyperparameter_vocabulary
+from ..extract.knowledge import PhraseSet, hyperparameter_vocabulary
 from ..extract.parts import appendix_sections, framing_sections
 from ..extract.values import binary_reading
-from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_statuses, used_components
+from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_statuses, training_evidence, used_components
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
 from .scope import fits, fold, table_scope, for_a_baseline, is_test_file, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
@@ -84,6 +84,8 @@ class PaperFacts:
     symbol_equations: dict[str, frozenset[str]] = field(default_factory=dict)
     unstated: dict[str, Evidence] = field(default_factory=dict)  # setting → where the paper needs it
     unstated_for: dict[str, str] = field(default_factory=dict)  # setting → the component needing it
+    # Techniques the paper never names (clipping, dropout, an EMA) → where it describes its training.
+    unmentioned: dict[str, Evidence] = field(default_factory=dict)
     used: dict[str, list[str]] = field(default_factory=dict)  # component kind → names the paper uses
     used_evidence: dict[str, Evidence] = field(default_factory=dict)
     names: frozenset[str] = frozenset()  # folded names of models and datasets the prose uses (scope.py)
@@ -163,10 +165,32 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
             side.unstated.setdefault(code_name, evidence)
             if status.component != "training":
                 side.unstated_for.setdefault(code_name, status.component)
-    for component in used_components(reading):
+    used = used_components(reading)
+    for component in used:
         side.used.setdefault(component.kind, []).append(component.name)
         side.used_evidence.setdefault(component.kind, component.evidence)
+    side.unmentioned = _unmentioned_techniques(spec, reading, used)
     return side
+
+
+def _unmentioned_techniques(spec: PaperSpec, reading: Reading, used: list) -> dict[str, Evidence]:
+    """The techniques (hyperparameters.yaml `named_when_used`) no word of the paper names, each with
+    where the paper describes its training: the place a reader looks for them. None when the paper
+    describes no training or hands its training to another recipe (which may well use them)."""
+    training = training_evidence(reading, used)
+    if training is None or delegations(reading):
+        return {}
+    words = " ".join(
+        [p.text for p in spec.paragraphs]
+        + [t.caption for t in spec.tables]
+        + [cell for t in spec.tables for row in t.rows for cell in row]
+        + [e.latex or e.text for e in spec.equations]
+    )
+    return {
+        entry.name: training
+        for entry in hyperparameter_vocabulary().entries.values()
+        if entry.technique and not PhraseSet([(w, w) for w in entry.technique_words]).search(words)
+    }
 
 
 def _caption_of(spec: PaperSpec, location: Location) -> str | None:
@@ -492,6 +516,27 @@ def _check_value(
             fixes=[
                 Fix(kind="record-assumption", title="Record this value as an explicit assumption"),
                 Fix(kind="ask-authors", title="Ask the authors which value they used"),
+            ],
+        )
+    if name in side.unmentioned and site_stage(site) in (None, "training") and code_value != 0:
+        if _path_words(site.location.file) & side.delegated_words & context.rare_path_words:
+            return None
+        technique = hyperparameter_vocabulary().entries[name].technique
+        return Finding(
+            id=_site_id("guess", name, site.location),
+            kind="guess",
+            severity="info",
+            confidence=0.5,
+            confidence_note=f"no word of the paper names {technique}; its training is described at {side.unmentioned[name].location.short()}",
+            message=f"{site.name} = {site.raw} turns on {technique}, which the paper never mentions",
+            setting=name,
+            component=site.component,
+            code=site.location,
+            code_value=site.raw,
+            paper=[side.unmentioned[name]],
+            fixes=[
+                Fix(kind="record-assumption", title="Record this value as an explicit assumption"),
+                Fix(kind="ask-authors", title=f"Ask the authors whether they used {technique}"),
             ],
         )
     return None

@@ -21,8 +21,8 @@ import re
 from pathlib import PurePosixPath
 
 from ...schemas import ValueSite
-from ..code.knowledge import is_part_setting, stage_named_by
-from ..code.launchers import script_of
+from ..code.knowledge import is_part_setting, normalize_name, stage_named_by
+from ..code.launchers import command_numbers, script_of
 from ..extract.components import find_mentions
 
 # The parts of a model a sentence can give a setting of.
@@ -126,6 +126,10 @@ def untold(scope: frozenset[str], folded_paths: str) -> frozenset[str]:
     return names if not any(name in folded_paths for name in names) else frozenset()
 
 
+# Settings only a training run sets: a command passing one trains.
+_OPTIMIZING = frozenset({"learning_rate", "initial_learning_rate", "weight_decay", "warmup_steps", "warmup_epochs"})
+
+
 def site_stage(site: ValueSite) -> str | None:
     """The stage of the work a site's value is for, from its call, the containers of its name, its
     file and its folders, nearest first."""
@@ -135,7 +139,10 @@ def site_stage(site: ValueSite) -> str | None:
         script = script_of(site.call or "")
         ran = PurePosixPath(script) if script else None
         names = [ran.name, *reversed(ran.parent.parts)] if ran else []
-        return stage_named_by([*names, *reversed(containers), site.call])
+        stage = stage_named_by([*names, *reversed(containers)])
+        if stage is None and any(normalize_name(flag) in _OPTIMIZING for flag in command_numbers(site.call or "")):
+            return "training"  # a run that sets its learning rate trains, whatever `--online_eval` it adds
+        return stage or stage_named_by([site.call])
     return stage_named_by([site.call, *reversed(containers), path.stem, *reversed(path.parent.parts)])
 
 

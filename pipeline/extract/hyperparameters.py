@@ -95,6 +95,8 @@ _PREVIOUS_WORD_RE = re.compile(r"([\w-]+)[\s(]*$")
 _CLAUSE_BREAK_RE = re.compile(r"[;:]|,\s|\band\b|\bwhile\b|\bthen\b")
 _LIST_CLAUSE_BREAK_RE = re.compile(r"[;:]|\bwhile\b|\bthen\b")
 _DIGIT_RE = re.compile(r"\d")
+_FOR_EXPERIMENT_RE = re.compile(r"\s+(?:for|on)\s+(?=\S)")
+_PER_EXPERIMENT_RE = re.compile(r"\s+(?:for|on)\s+[^,;.]{1,40}?(?:,\s*(?:and\s+)?|\s+and\s+)(?=\$?\d)")
 _SHARE_OF_RE = re.compile(r"\s+of\s+(?:the\s+|all\s+)?")
 _HYPOTHETICAL_GAP_WORDS = 5  # "if we set τ = 1, [the loss function] reduces to"
 _RELATIVE_OR_PURPOSE_WORDS = frozenset({"which", "that", "who", "to", "so"})
@@ -210,6 +212,7 @@ def _named(plain: PlainText, names: list[_Name]) -> Iterator[Stated]:
         if not reads or (connector in ("", "(") and looks_like_year(reads[0], text)):
             continue
         reads = _within_one_math(plain, reads)  # "$\beta=2$ and 1 NN" lists nothing
+        reads += _per_experiment(text, reads[-1].end, targets[0].entry)
         if not all(ends_its_math(plain, read) for read in reads):
             continue  # "$M = 3 \rho m$": the value is a term of a formula
         if name.entry is None and reads[0].value in (0, 1) and not _has_setting_verb(text, name.start):
@@ -220,6 +223,19 @@ def _named(plain: PlainText, names: list[_Name]) -> Iterator[Stated]:
             yield from _stated(
                 target.text, target.entry, target.symbol or symbol, reads, name.start, ("named", name.start)
             )
+
+
+def _per_experiment(text: str, end: int, entry: HyperparameterEntry | None) -> list[ReadValue]:
+    """The values after a first one that each name their experiment, as the first does: "a batch size
+    of 2048 for ImageNet 64×64 and 1024 for ImageNet 256×256" states 1024 too."""
+    found: list[ReadValue] = []
+    while (between := _PER_EXPERIMENT_RE.match(text, end)) is not None:
+        more = read_values(text, between.end(), entry, in_parentheses=False)
+        if not more or not _FOR_EXPERIMENT_RE.match(text, more[0].end):
+            break  # "2048 for ImageNet and 100 epochs": another setting's value
+        found.append(more[0])
+        end = more[0].end
+    return found
 
 
 def _targets(plain: PlainText, name: _Name, tail: re.Match[str], connector: str) -> list[_Name]:

@@ -176,6 +176,8 @@ class HyperparameterEntry:
     integer: bool = False
     dimensions: bool = False
     measure: str | None = None  # what a value counts when no unit is written (batch_size: examples)
+    technique: str | None = None  # the technique it turns on, a paper names when used ("gradient clipping")
+    technique_words: tuple[str, ...] = ()  # the words that name that technique
 
     def accepts(self, value: float) -> bool:
         if self.integer and value != int(value):
@@ -260,6 +262,8 @@ def hyperparameter_vocabulary() -> HyperparameterVocabulary:
             integer=bool(spec.get("integer")),
             dimensions=bool(spec.get("dimensions")),
             measure=spec.get("measure", next(iter(noun_measures)) if len(noun_measures) == 1 else None),
+            technique=spec.get("named_when_used", {}).get("technique"),
+            technique_words=tuple(spec.get("named_when_used", {}).get("words", ())),
         )
         if entry.measure is not None and entry.measure not in data["unit_measures"]:
             raise ValueError(f"hyperparameters.yaml: {name}'s measure {entry.measure!r} is no unit measure")

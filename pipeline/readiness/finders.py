@@ -254,7 +254,7 @@ def setting_statuses(reading: Reading) -> list[tuple[SettingStatus, Requirement,
             if not status.stated and len(needed) == 1 and component.value_nearby:
                 continue  # its one setting is probably the number beside it: not sure enough to ask
             out.append((status, requirement, component.evidence))
-    training = _training_evidence(reading, used)
+    training = training_evidence(reading, used)
     if training is not None:
         for requirement in knowledge.training:
             out.append((_status(reading, "training", requirement, used), requirement, training))
@@ -292,7 +292,7 @@ def _unique(statuses: list[tuple[SettingStatus, Requirement, Evidence]]) -> list
     return out
 
 
-def _training_evidence(reading: Reading, used: list[_UsedComponent]) -> Evidence | None:
+def training_evidence(reading: Reading, used: list[_UsedComponent]) -> Evidence | None:
     optimizer = next((u for u in used if u.kind == "optimizer"), None)
     if optimizer is not None:
         return optimizer.evidence
