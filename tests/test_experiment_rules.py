@@ -457,3 +457,43 @@ We use a batch size of 2048 for ImageNet 64$\times$64 and 1024 for ImageNet 256$
 """)
     assert sorted(h.value for h in spec.hyperparameters if h.normalized_name == "batch_size") == [1024, 2048]
     assert [h.value for h in spec.hyperparameters if h.normalized_name == "epochs"] == [800]
+
+
+def test_a_technique_said_to_be_off_states_zero_but_not_when_said_of_a_part(tmp_path):
+    spec = _paper(tmp_path / "paper", r"""
+\section{Method}
+No weight decay is applied, and we train without label smoothing. We do not use dropout.
+
+No weight decay is applied to the biases and LayerNorm parameters.
+""")
+    stated = {(h.normalized_name, h.value, h.raw_value) for h in spec.hyperparameters}
+    assert stated == {("weight_decay", 0.0, "No weight decay"), ("label_smoothing", 0.0, "train without label smoothing"), ("dropout", 0.0, "We do not use dropout")}
+    findings = _check(tmp_path, TRAINING + "No weight decay is applied.\n", {"train.py": "opt = torch.optim.AdamW(params, lr=3e-4, weight_decay=0.05)\n"})
+    [divergence] = [f for f in findings if f.kind == "divergence"]
+    assert (divergence.setting, divergence.paper_value) == ("weight_decay", "0")
+
+
+def test_entry_points_and_config_targets_keep_their_code_live_and_names_read_in_any_order(tmp_path):
+    body = TRAINING + "All the models are trained for 200k iterations.\n"
+    files = {
+        # ml_collections: a config file loaded by its path, whose get_config nothing in the code calls
+        "configs/small.py": "import ml_collections\ndef get_config():\n    config = ml_collections.ConfigDict()\n    config.num_steps_train = 20000\n    return config\n",
+        # latent-diffusion style: `target` names the class, `params` its arguments
+        "configs/run.yaml": "model:\n  target: engine.trainer.Trainer\n  params:\n    steps: 1\n",
+        "engine/trainer.py": "class Trainer:\n    def __init__(self, steps):\n        self.opt = make_optimizer(weight_decay=0.05)\n",
+    }
+    findings = _check(tmp_path, body, files)
+    [steps] = [f for f in findings if f.setting == "training_steps"]
+    assert (steps.code.file, steps.code_value) == ("configs/small.py", "20000")
+    assert [f.code.file for f in findings if f.setting == "weight_decay"] == ["engine/trainer.py"]  # AdamW's decay, guessed
+
+
+def test_the_optimizer_is_checked_only_in_the_training_runs_once_per_file(tmp_path):
+    body = TRAINING.replace("with AdamW", "with the Adam optimizer") + "\nEach step of gradient descent reduces the loss (Lemma 1).\n"
+    files = {
+        "train.py": "import torch\nopt = (bnb.optim.AdamW8bit if eight_bit else torch.optim.AdamW)(params, weight_decay=0.01)\nopt2 = torch.optim.AdamW(params, weight_decay=0.01)\n",
+        "metrics/fid_classifier.py": "import torch\nopt = torch.optim.SGD(params, lr=0.1)\n",
+        "tests/test_train.py": "import torch\nopt = torch.optim.SGD(params, lr=0.1)\n",
+    }
+    components = [(f.code.file, f.code.line + 1, f.paper_value) for f in _check(tmp_path, body, files) if f.setting == "optimizer"]
+    assert components == [("train.py", 2, "Adam")]

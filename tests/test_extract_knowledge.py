@@ -15,7 +15,7 @@ from paperlens.pipeline.extract.values import parse_value
 ENTRY_KEYS = {
     "aliases", "table_aliases", "symbols", "count_nouns", "unit_names", "range", "components", "exclude_prefixes",
     "expand", "text_values", "integer", "dimensions", "per_device", "renamed_with", "contextual_aliases",
-    "share_actions", "measure",
+    "share_actions", "measure", "off_when_negated", "named_when_used",
 }  # fmt: skip
 COMPONENT_KINDS = {
     "optimizer", "schedule", "normalization", "activation", "loss", "initialization", "regularizer", "architecture",

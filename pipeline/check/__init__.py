@@ -11,7 +11,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ...schemas import (
     CheckReport,
@@ -29,7 +29,7 @@ from ...schemas import (
     ValueSite,
 )
 from ..decisions import DECISIONS_PATH
-from ..code.knowledge import is_part_setting, is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds
+from ..code.knowledge import is_part_setting, is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds, stage_named_by
 from ..code.launchers import command_numbers
 from ..extract.components import find_mentions
 from ..extract.hyperparameters import symbol_name
@@ -549,22 +549,38 @@ def _decoupled_decay_unknown(site: ComponentSite, values: dict[tuple[str, int], 
     return any(not isinstance(v.value, (int, float)) or v.value == 0 for v in decays)
 
 
+def _in_a_run(path: str, context: WorkspaceContext) -> bool:
+    """Whether a file's code is part of the training runs: not a test, not a notebook beside the
+    scripts, not an evaluation's or an inference pipeline's file (a metric's classifier's Adam)."""
+    if is_test_file(path) or (path.endswith(".ipynb") and context.has_scripts):
+        return False
+    where = PurePosixPath(path)
+    return stage_named_by([where.stem, *reversed(where.parent.parts)]) in (None, "training")
+
+
 def _check_components(
-    sites: list[ComponentSite], side: PaperFacts, values: dict[tuple[str, int], list[ValueSite]] | None = None
+    sites: list[ComponentSite],
+    side: PaperFacts,
+    context: WorkspaceContext,
+    values: dict[tuple[str, int], list[ValueSite]] | None = None,
 ) -> list[Finding]:
-    """A component of a checked kind that is not the one the paper names; `values` are the value sites
-    by file and line, for what the call passes (AdamW's weight decay)."""
+    """A component of a checked kind in the training runs that is not the one the paper names;
+    `values` are the value sites by file and line, for what the call passes (AdamW's weight decay)."""
     findings = []
     for kind in CHECKED_COMPONENT_KINDS:
         paper_names = set(side.used.get(kind, []))
-        live = [site for site in sites if site.kind == kind and site.live]
+        live = [site for site in sites if site.kind == kind and site.live and _in_a_run(site.location.file, context)]
         # One named component of the kind, and the code never uses it: then the code's is a divergence.
         if len(paper_names) != 1 or any(site.name in paper_names for site in live):
             continue
         [paper_name] = paper_names
+        reported: set[tuple[str, str]] = set()
         for site in live:
             if site.name == "AdamW" and paper_name == "Adam" and _decoupled_decay_unknown(site, values or {}):
                 continue
+            if (site.location.file, site.name) in reported:
+                continue  # `AdamW8bit if use_8bit else AdamW`: one run's optimizer, said once per file
+            reported.add((site.location.file, site.name))
             findings.append(
                 Finding(
                     id=_site_id("divergence", kind, site.location),
@@ -672,7 +688,7 @@ def check_open_file(
     """What `check` reports for one file, as an editor holds it: `file` indexed from `source`, the
     rest of the workspace as `index` last saw it."""
     sites = [c for f in index.files if f.file != file.file for c in f.components] + file.components
-    workspace_wide = [f for f in _check_components(sites, facts, _values_by_line([file])) if f.code is not None and f.code.file == file.file]
+    workspace_wide = [f for f in _check_components(sites, facts, context, _values_by_line([file])) if f.code is not None and f.code.file == file.file]
     workspace_wide += equation_findings(root, spec, CodeIndex(root=str(root), files=[file]), sources={file.file: source})
     return check_file(root, facts, file, context) + [_recorded(f, facts.decisions) for f in workspace_wide]
 
@@ -683,7 +699,7 @@ def check(root: Path, spec: PaperSpec, index: CodeIndex, decisions: DecisionsFil
     context = WorkspaceContext.of(index)
     findings: list[Finding] = [f for file in index.files for f in check_file(root, facts, file, context)]
     workspace_wide = (
-        _check_components([c for f in index.files for c in f.components], facts, _values_by_line(index.files))
+        _check_components([c for f in index.files for c in f.components], facts, context, _values_by_line(index.files))
         + equation_findings(root, spec, index)
         + _unimplemented(spec, index)
     )

@@ -3,7 +3,7 @@
 Nested keys are flattened with dots (`optimizer.lr`), list items with an index (`defaults[0]`); a list
 of numbers is one value, as a tuple (`betas: [0.9, 0.95]` → "(0.9, 0.95)"). A key is normalized by
 its last part through the code vocabulary, or by the signature of the callable a sibling `_target_`
-(Hydra), `type` (mmcv) or `class_path` (LightningCLI, with `init_args`) names. A Hydra interpolation
+(Hydra), `type` (mmcv), `class_path` (LightningCLI, with `init_args`) or `target` (with `params`) names. A Hydra interpolation
 `${optimizer.lr}` takes the value it points to. A malformed file is a Problem, never an exception.
 """
 
@@ -115,7 +115,7 @@ class _Flattener:
         for key, child in node.entries:
             name = f"{prefix}.{key}" if prefix else key
             if child.entries is not None:
-                self._mapping(child, name, signature if key == "init_args" else None, key, depth + 1)
+                self._mapping(child, name, signature if key in ("init_args", "params") else None, key, depth + 1)
             elif child.items is not None:
                 self._sequence(child, name, key, signature, target, depth + 1)
             elif not (target is not None and key in self.vocabulary.target_keys):

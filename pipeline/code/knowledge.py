@@ -56,6 +56,9 @@ class CodeVocabulary:
     training_settings: frozenset[str]
     part_settings: frozenset[str]
     distributed_modules: tuple[str, ...]
+    entry_points: frozenset[str]  # functions called by name from outside the code (main, get_config)
+    # A code name's words in another order (`num_steps_train`), for names listed in one order only.
+    unordered_names: dict[frozenset[str], str]
 
     def signature(self, dotted: str) -> Signature | None:
         """The signature whose longest symbol is a suffix of `dotted` (torch.nn.GELU → GELU)."""
@@ -117,7 +120,18 @@ def code_vocabulary() -> CodeVocabulary:
         training_settings=frozenset(data["training_settings"]),
         part_settings=frozenset(data["part_settings"]),
         distributed_modules=tuple(data["distributed_modules"]),
+        entry_points=frozenset(data["entry_points"]),
+        unordered_names=_unordered(names),
     )
+
+
+def _unordered(names: dict[str, str]) -> dict[frozenset[str], str]:
+    """Each listed name's set of words → its setting, where that set names one setting only."""
+    settings: dict[frozenset[str], set[str]] = {}
+    for name, canonical in names.items():
+        if "_" in name:
+            settings.setdefault(frozenset(name.split("_")), set()).add(canonical)
+    return {words: next(iter(found)) for words, found in settings.items() if len(found) == 1}
 
 
 def _signature_parts(spec: dict) -> tuple[tuple[str, ...], dict[str, str | None], dict[str, Any]]:
@@ -195,6 +209,8 @@ def normalize_name(name: str) -> str | None:
     key = snake_case(name)
     if key in vocabulary.names:
         return vocabulary.names[key]
+    if (unordered := vocabulary.unordered_names.get(frozenset(key.split("_")))) is not None:
+        return unordered
     letter = vocabulary.letters.get(key, key)
     if letter in vocabulary.greek:
         return vocabulary.greek[letter]

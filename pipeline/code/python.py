@@ -18,7 +18,7 @@ Live: code after return/raise/continue/break/sys.exit() in the same block (or af
 ends so on every branch), the body of a condition that constants decide (`if False:`,
 `if TYPE_CHECKING:`, `if USE_OLD:` with `USE_OLD = False`, the `else` of `while True:`) and a
 module-level function or class its file never uses (no reference, no registering decorator, not in
-`__all__`, not `main`) is dead. Read alone, a file can be imported by others, so only private
+`__all__`, no entry point such as `main` or `get_config`: code.yaml `entry_points`) is dead. Read alone, a file can be imported by others, so only private
 (`_name`) definitions count as unused; the workspace pass decides the public ones by what other
 files import.
 
@@ -322,7 +322,7 @@ class _Indexer:
                 definition.name in self._used
                 or definition.registered
                 or definition.name in self._exported
-                or definition.name == "main"
+                or definition.name in self.vocabulary.entry_points
             )
             sites.append(
                 FunctionSite.model_construct(

@@ -138,10 +138,12 @@ def from_sentence(sentence: Sentence, mentions: list[Mention]) -> list[tuple[Hyp
     plain = sentence.plain
     vocabulary = hyperparameter_vocabulary()
     text = plain.text
-    if not _DIGIT_RE.search(text) or vocabulary.measurement_words.search(text) or vocabulary.result_words.search(text):
+    if vocabulary.measurement_words.search(text) or vocabulary.result_words.search(text):
         return []  # a measurement's or a result's numbers are not the paper's settings
     found = []
-    for stated in find_stated(plain):
+    statements = list(find_stated(plain)) if _DIGIT_RE.search(text) else []
+    statements += [n for n in _negated(plain) if not any(_same_value(n, s) for s in statements)]
+    for stated in statements:
         normalized_name, component = _attributed(stated, mentions)
         hyperparameter = Hyperparameter(
             name=stated.name,
@@ -157,6 +159,42 @@ def from_sentence(sentence: Sentence, mentions: list[Mention]) -> list[tuple[Hyp
         )
         found.append((hyperparameter, stated.symbol))
     return found
+
+
+# "No weight decay is applied", "we do not use dropout", "trained without label smoothing": a
+# technique turned off is a value of 0. Not "no weight decay is applied to biases": that is a part.
+_NEGATION_BEFORE_RE = re.compile(
+    r"(?:^|[.;:]\s+|,\s+)no\s+$|\b(?:we|We)\s+(?:do|did)\s+not\s+(?:use|apply|employ|adopt)\s+(?:any\s+)?$"
+    r"|\b(?:we|We)\s+(?:use|apply|employ)\s+no\s+$"
+    r"|\b(?:train|trains|trained|training|fine-tuned|fine-tune|optimi[sz]ed)\s+(?:\w+\s+){0,3}without\s+(?:any\s+)?$",
+    re.I,
+)
+_NO_SUBJECT_RE = re.compile(r"^\s*(?:is|was|are|were)\s+(?:used|applied|employed|adopted)\b", re.I)
+_NOT_USED_RE = re.compile(r"^\s*(?:is|was|are|were)\s+(?:not\s+(?:used|applied|employed|adopted)|disabled|turned\s+off)\b", re.I)
+_APPLIED_TO_A_PART_RE = re.compile(r"^[^,;.]*?\b(?:to|on|for)\s+(?:the\s+|all\s+|any\s+)?(?!training\b)\w", re.I)
+
+
+def _negated(plain: PlainText) -> Iterator[Stated]:
+    """Techniques the sentence says are off (hyperparameters.yaml `off_when_negated`), each as 0."""
+    text = plain.text
+    for match in hyperparameter_vocabulary().names.finditer(text):
+        entry = match.value.entry
+        if not entry.off_when_negated or not match.value.applies_in(text):
+            continue
+        before, after = text[max(0, match.start - 60) : match.start], text[match.end :]
+        negated_before = _NEGATION_BEFORE_RE.search(before)
+        if negated_before and negated_before.group().strip().lower() == "no" and not _NO_SUBJECT_RE.match(after):
+            continue  # "no weight decay" as a subject needs its verb: "No weight decay is applied"
+        not_used = _NOT_USED_RE.match(after)
+        if not (negated_before or not_used):
+            continue
+        if _APPLIED_TO_A_PART_RE.match(after):
+            continue  # "no weight decay is applied to the biases": a part of the model, not all of it
+        start = match.start
+        if negated_before:  # the statement starts at its negation: "No weight decay", "do not use dropout"
+            start = match.start - len(before) + negated_before.start() + len(negated_before.group()) - len(negated_before.group().lstrip(" ,.;:"))
+        read = ReadValue(0.0, None, start, match.end + (not_used.end() if not_used else 0))
+        yield Stated(text[match.start : match.end], entry, entry.name, read, match.start, None, ("negated", match.start))
 
 
 def find_stated(plain: PlainText) -> Iterator[Stated]:

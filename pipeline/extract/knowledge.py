@@ -176,6 +176,7 @@ class HyperparameterEntry:
     integer: bool = False
     dimensions: bool = False
     measure: str | None = None  # what a value counts when no unit is written (batch_size: examples)
+    off_when_negated: bool = False  # "no weight decay is applied" states 0
     technique: str | None = None  # the technique it turns on, a paper names when used ("gradient clipping")
     technique_words: tuple[str, ...] = ()  # the words that name that technique
 
@@ -262,6 +263,7 @@ def hyperparameter_vocabulary() -> HyperparameterVocabulary:
             integer=bool(spec.get("integer")),
             dimensions=bool(spec.get("dimensions")),
             measure=spec.get("measure", next(iter(noun_measures)) if len(noun_measures) == 1 else None),
+            off_when_negated=bool(spec.get("off_when_negated")),
             technique=spec.get("named_when_used", {}).get("technique"),
             technique_words=tuple(spec.get("named_when_used", {}).get("words", ())),
         )

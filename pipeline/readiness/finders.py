@@ -174,8 +174,8 @@ def used_components(reading: Reading) -> list[_UsedComponent]:
     for component in reading.spec.components:
         if component.section_id in discussion:
             continue
-        if component.name == "SGD" and component.mention.lower() == "stochastic gradient descent" and len(optimizers) > 1:
-            continue  # "trained by stochastic gradient descent" and "updated by Adam": the method, not the optimizer
+        if component.mention.lower() in ("stochastic gradient descent", "gradient descent") and len(optimizers) > 1:
+            continue  # "each step of gradient descent" and "updated by Adam": the method, not the optimizer
         after = component.text.split(component.mention, 1)[-1]
         value_nearby = bool(component.attributes) or component.text in stated_in or bool(VALUE_AFTER_MENTION.search(after))
         if component.name in used:
