@@ -341,9 +341,11 @@ We follow [other] for the training schedule.
 
 \section{Sampling}
 During inference, guidance is applied to each token following the standard practice [dit].
+We rescale each solver's noise schedule to the flow schedule. This approach is similar to how EDM [edm] rescales it.
+We use a noise schedule similar to that of [iddpm].
 """
     titles = [g.title for g in assess(_paper(tmp_path / "paper", body)).gaps if g.kind == "ambiguous-wording"]
-    assert titles == ['"We follow [other]": which details carry over?']
+    assert titles == ['"We follow [other]": which details carry over?', '"schedule similar to": similar in what, different in what?']
 
 
 def test_conventional_defaults_are_left_to_convention_not_asked(tmp_path):
