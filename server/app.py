@@ -23,8 +23,9 @@ from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from paperlens.pipeline.check import PaperFacts, WorkspaceContext, check_open_file, paper_facts
+from paperlens.pipeline.check import PaperFacts, WorkspaceContext, check_open_file, paper_facts, unimplemented
 from paperlens.pipeline.code import index_document, index_edit, index_workspace
+from paperlens.pipeline.code.settle import OtherFiles, settle_one
 from paperlens.pipeline.decisions import DECISIONS_PATH, load_decisions
 from paperlens.pipeline.errors import UserError
 from paperlens.pipeline.ingest import read_paper
@@ -33,7 +34,7 @@ from paperlens.pipeline.workspace import SETTINGS_FILES, editor_settings, find_p
 from paperlens.schemas import CodeIndex, DecisionsFile, EditorSettings, FileIndex, Finding, Gap, PaperSpec, ReadinessReport, WorkspaceSettings
 from paperlens.schemas.repo import RepoPlan
 
-from .convert import gap_diagnostic, to_diagnostic
+from .convert import gap_diagnostic, paper_diagnostic, to_diagnostic
 from .watch import DiskWatcher
 
 log = logging.getLogger("paperlens.server")
@@ -67,8 +68,10 @@ class PaperlensServer(LanguageServer):
         self.ready = asyncio.Event()
         self.pending: dict[str, asyncio.Task] = {}
         self.findings: dict[str, list[Finding]] = {}
+        self.unimplemented: list[Finding] = []  # the paper's equations and algorithms no code cites
         self.file_indexes: dict[str, FileIndex] = {}
         self.indexed_sources: dict[str, str] = {}  # the text each of file_indexes was read from
+        self.other_files: dict[str, OtherFiles] = {}  # per open document, what the rest of the index says of it
         self.diagnostics: dict[str, dict[str, list[lsp.Diagnostic]]] = {}
         self.changed_on_disk: set[Path] = set()
         self.coalescing: asyncio.TimerHandle | None = None
@@ -103,6 +106,9 @@ class PaperlensServer(LanguageServer):
             self.root, include=self.workspace_settings.include, exclude=self.workspace_settings.exclude, previous=self.index, progress=progress
         )
         self.context = WorkspaceContext.of(self.index)
+        self.other_files.clear()
+        # What the paper has and no code cites: shown in the paper, where it has a place.
+        self.unimplemented = unimplemented(self.spec, self.index) if self.spec else []
         # The index lives as long as the server: keep the collector from walking it after every edit.
         gc.collect()
         gc.freeze()
@@ -115,8 +121,12 @@ class PaperlensServer(LanguageServer):
             file_index = index_edit(previous, previous_source, source)
         else:
             file_index = index_document(relative, source)
-        self.file_indexes[relative], self.indexed_sources[relative] = file_index, source
         index = self.index or CodeIndex(root=str(self.root))
+        # As `check` sees it: what the rest of the workspace's calls override, imports and launches.
+        if (others := self.other_files.get(relative)) is None:
+            others = self.other_files[relative] = OtherFiles.of([f for f in index.files if f.file != relative])
+        file_index = settle_one(file_index, others)
+        self.file_indexes[relative], self.indexed_sources[relative] = file_index, source
         findings = check_open_file(self.root, self.spec, self.facts, index, self.context, file_index, source)
         shown = set(self.settings.checks) - {kind for kind, severity in self.settings.severity.items() if severity == "off"}
         return [f for f in findings if f.kind in shown]
@@ -138,6 +148,11 @@ class PaperlensServer(LanguageServer):
         with contextlib.suppress(ValueError):
             return Path(path).resolve().relative_to(Path(self.spec.root)).as_posix()
         return None
+
+    def checks(self, relative: str) -> bool:
+        """Whether `check` reads this workspace file: a Python file (also one not saved yet), or a
+        config, launcher or notebook the workspace index holds."""
+        return relative.endswith(".py") or any(file.file == relative for file in (self.index.files if self.index else ()))
 
     def relative(self, uri_or_path: str | Path) -> str | None:
         """The path relative to the workspace, when it lies there."""
@@ -352,7 +367,7 @@ async def _analyse_later(ls: PaperlensServer, uri: str, delay: float) -> None:
         _publish_gaps(ls, uri, document.version)
         return
     relative = ls.relative(uri)
-    if relative is None or not relative.endswith(".py") or ls.facts is None:
+    if relative is None or ls.facts is None or not ls.checks(relative):
         return
     version = document.version
     try:
@@ -367,10 +382,14 @@ async def _analyse_later(ls: PaperlensServer, uri: str, delay: float) -> None:
 
 
 def _publish_gaps(ls: PaperlensServer, uri: str, version: int | None) -> None:
-    """The paper's own gaps, in the paper (as saved: the reading is of the files on disk)."""
+    """The paper's own gaps, and what in it no code cites, in the paper (as saved: the reading is of
+    the files on disk)."""
     paper_file = ls.paper_file(uri)
     gaps = [g for g in ls.gaps if g.evidence[0].location.file == paper_file] if ls.settings.paper_gaps else []
-    ls.publish(uri, GAPS, [gap_diagnostic(g) for g in gaps], version)
+    diagnostics = [gap_diagnostic(g) for g in gaps]
+    if "unimplemented" in ls.settings.checks and ls.settings.severity.get("unimplemented") != "off":
+        diagnostics += [paper_diagnostic(f, ls.settings.severity) for f in ls.unimplemented if f.paper[0].location.file == paper_file]
+    ls.publish(uri, GAPS, diagnostics, version)
 
 
 def _schedule(ls: PaperlensServer, uri: str, delay: float | None = None) -> None:
@@ -397,6 +416,7 @@ def did_close(ls: PaperlensServer, params: lsp.DidCloseTextDocumentParams) -> No
     ls.findings.pop(uri, None)
     ls.file_indexes.pop(ls.relative(uri) or "", None)
     ls.indexed_sources.pop(ls.relative(uri) or "", None)
+    ls.other_files.pop(ls.relative(uri) or "", None)
     # What the checks and gaps said follows the buffer; a smoke run's failure stays until the next run.
     ls.diagnostics.get(uri, {}).pop(GAPS, None)
     ls.publish(uri, CHECKS, [])

@@ -62,13 +62,28 @@ def paper_location(spec: PaperSpec, location: Location) -> lsp.Location | None:
     return lsp.Location(uri=(Path(spec.root) / location.file).as_uri(), range=lsp.Range(start=start, end=end))
 
 
-def gap_diagnostic(gap: Gap) -> lsp.Diagnostic:
-    location = gap.evidence[0].location
+def _paper_range(location: Location) -> lsp.Range:
     start = lsp.Position(line=location.line or 0, character=location.column or 0)
     end_line = location.end_line if location.end_line is not None else start.line
     end = lsp.Position(line=end_line, character=location.end_column if location.end_column is not None else start.character + 1)
+    return lsp.Range(start=start, end=end)
+
+
+def paper_diagnostic(finding: Finding, severity_of_kind: Mapping[str, str] | None = None) -> lsp.Diagnostic:
+    """A finding with no code side (an equation no code cites), at its place in the paper."""
     return lsp.Diagnostic(
-        range=lsp.Range(start=start, end=end),
+        range=_paper_range(finding.paper[0].location),
+        message=finding.message,
+        severity=SEVERITY[(severity_of_kind or {}).get(finding.kind, finding.severity)],
+        code=finding.kind,
+        source="paperlens",
+        data={"id": finding.id},
+    )
+
+
+def gap_diagnostic(gap: Gap) -> lsp.Diagnostic:
+    return lsp.Diagnostic(
+        range=_paper_range(gap.evidence[0].location),
         message=f"{gap.title} — ask: {gap.question}",
         severity=lsp.DiagnosticSeverity.Warning if gap.blocking else lsp.DiagnosticSeverity.Information,
         code=gap.kind,

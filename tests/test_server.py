@@ -583,3 +583,31 @@ async def test_switching_the_paper_clears_the_old_papers_gaps_and_refreshes_lens
             await asyncio.sleep(0.05)
     await asyncio.sleep(0.3)
     assert client.lens_refreshes == expected
+
+
+@pytest_lsp.fixture(
+    params=["visual-studio-code", "neovim"], config=ClientServerConfig(server_command=[sys.executable, "-m", "paperlens.server"])
+)
+async def launcher_client(lsp_client: LanguageClient, request, tmp_path):
+    def launcher_and_one_uncited_equation(workspace):
+        (workspace / "run.sh").write_text("#!/bin/sh\npython train.py --epochs 100\n")
+        tlm = workspace / "tlm.py"
+        tlm.write_text(tlm.read_text().replace("of Eq. (3).", "of the paper."))
+
+    await _start(lsp_client, request.param, tmp_path, prepare=launcher_and_one_uncited_equation)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_launcher_and_an_uncited_equation_show_in_the_editor_as_in_the_cli(launcher_client: LanguageClient):
+    client = launcher_client
+    uri, _ = _open(client, "run.sh")
+    [epochs] = [d for d in await _diagnostics(client, uri) if "epochs" in d.message]
+    assert epochs.code == "divergence" and (epochs.range.start.line, epochs.range.start.character) == (1, 25)
+    method = client.paper_path / "sections" / "method.tex"
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=method.as_uri(), language_id="latex", version=1, text=method.read_text()))
+    )
+    [uncited] = [d for d in await _diagnostics(client, method.as_uri()) if d.code == "unimplemented"]
+    assert "Eq. (3)" in uncited.message and uncited.severity == lsp.DiagnosticSeverity.Information
+    assert method.read_text().splitlines()[uncited.range.start.line].strip() != ""

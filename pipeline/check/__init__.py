@@ -608,7 +608,7 @@ def _values_by_line(files: list[FileIndex]) -> dict[tuple[str, int], list[ValueS
     return by_line
 
 
-def _unimplemented(spec: PaperSpec, index: CodeIndex) -> list[Finding]:
+def unimplemented(spec: PaperSpec, index: CodeIndex) -> list[Finding]:
     """The method's equations and algorithms no anchor cites, when the code cites the method's
     equations as a habit: one `Eq. (2)` comment in a repository says nothing of the other thirty."""
     anchors = [a for f in index.files for a in f.anchors]
@@ -701,7 +701,7 @@ def check(root: Path, spec: PaperSpec, index: CodeIndex, decisions: DecisionsFil
     workspace_wide = (
         _check_components([c for f in index.files for c in f.components], facts, context, _values_by_line(index.files))
         + equation_findings(root, spec, index)
-        + _unimplemented(spec, index)
+        + unimplemented(spec, index)
     )
     findings += [_recorded(f, decisions) for f in workspace_wide]
     order = {"divergence": 0, "guess": 1, "unimplemented": 2}

@@ -69,6 +69,50 @@ def merge_calls(
     return merged
 
 
+def _facts_of(files: list[FileIndex], wanted: set[str]) -> WorkspaceFacts:
+    return WorkspaceFacts(
+        calls=merge_calls((file.calls for file in files), wanted),
+        imported=frozenset(name for file in files for name in file.imported_names),
+        assigned=frozenset(name for file in files for name in file.assigned_attributes),
+        counted=frozenset(name for file in files for name in file.counted_attributes),
+        config_files=frozenset(file.file for file in files if file.language != "python"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class OtherFiles:
+    """What the rest of the workspace says of one file, gathered once for a document edited many times."""
+
+    calls: dict[str, tuple[CallArguments, ...]]  # callee → what the other files' calls pass it
+    imported: frozenset[str]
+    assigned: frozenset[str]
+    counted: frozenset[str]
+    config_files: frozenset[str]
+
+    @classmethod
+    def of(cls, files: list[FileIndex]) -> OtherFiles:
+        calls: dict[str, list[CallArguments]] = {}
+        for file in files:
+            for call in file.calls:
+                calls.setdefault(call.callee, []).append(call)
+        facts = _facts_of(files, set())
+        return cls({callee: tuple(c) for callee, c in calls.items()}, facts.imported, facts.assigned, facts.counted, facts.config_files)
+
+
+def settle_one(file: FileIndex, others: OtherFiles) -> FileIndex:
+    """One file (an editor's open document) settled against itself and the rest of the workspace,
+    as `settle_workspace` settles it: what its callers override, what nothing imports."""
+    wanted = set(_Needs.of(file).callees)
+    facts = WorkspaceFacts(
+        calls=merge_calls([[c for callee in wanted for c in others.calls.get(callee, ())], file.calls], wanted),
+        imported=others.imported | set(file.imported_names),
+        assigned=others.assigned | set(file.assigned_attributes),
+        counted=others.counted | set(file.counted_attributes),
+        config_files=others.config_files | ({file.file} if file.language != "python" else set()),
+    )
+    return settle(file, facts)
+
+
 def settle_workspace(files: list[FileIndex]) -> list[FileIndex]:
     """Every file settled against what all the files say. A file settled before (the same object, or
     what settling it gave) against facts that say the same about it is not looked at again: one
@@ -78,14 +122,7 @@ def settle_workspace(files: list[FileIndex]) -> list[FileIndex]:
         entry.needs if entry is not None and entry.file is file else _Needs.of(file)
         for entry, file in zip(known, files, strict=True)
     ]
-    wanted = {callee for need in needs for callee in need.callees}
-    facts = WorkspaceFacts(
-        calls=merge_calls((file.calls for file in files), wanted),
-        imported=frozenset(name for file in files for name in file.imported_names),
-        assigned=frozenset(name for file in files for name in file.assigned_attributes),
-        counted=frozenset(name for file in files for name in file.counted_attributes),
-        config_files=frozenset(file.file for file in files if file.language != "python"),
-    )
+    facts = _facts_of(files, {callee for need in needs for callee in need.callees})
     memo: dict[int, _Settled] = {}
     settled = []
     for file, entry, need in zip(files, known, needs, strict=True):
