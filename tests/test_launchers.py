@@ -105,3 +105,21 @@ def test_a_commands_batch_is_per_process_times_the_processes_it_starts(tmp_path)
     [finding] = _check(tmp_path, {"main.py": MAIN, "README.md": four_nodes})
     assert (finding.setting, finding.code_value, finding.code.file) == ("batch_size", "64", "README.md")
     assert "64 per process × 32 processes = 2048 per step" in finding.confidence_note
+
+
+def test_makefile_recipes_and_scripts_without_an_extension_that_name_their_interpreter_are_launchers(tmp_path):
+    (tmp_path / "main.py").write_text(MAIN)
+    (tmp_path / "Makefile").write_text("train:\n\t@python main.py --lr 4e-3 \\\n\t\t--epochs 300\n")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "pretrain").write_text("#!/usr/bin/env bash\nset -e\ntorchrun --nproc_per_node=8 main.py --drop_path 0.2\n")
+    (tmp_path / "scripts" / "tune").write_text("#!/usr/bin/python3\nLEARNING_RATE = 2e-3\n")
+    (tmp_path / "LICENSE").write_text("MIT License\n\npython main.py --lr 9\n")
+    index = index_workspace(tmp_path)
+    languages = {file.file: file.language for file in index.files}
+    assert languages == {"main.py": "python", "Makefile": "shell", "scripts/pretrain": "shell", "scripts/tune": "python"}
+    flags = {(f.file, s.name, s.raw, s.location.line) for f in index.files if f.language == "shell" for s in f.values}
+    assert flags == {
+        ("Makefile", "--lr", "4e-3", 1), ("Makefile", "--epochs", "300", 2),
+        ("scripts/pretrain", "--nproc_per_node", "8", 2), ("scripts/pretrain", "--drop_path", "0.2", 2),
+    }  # fmt: skip
+    assert [(s.name, s.raw) for f in index.files if f.file == "scripts/tune" for s in f.values] == [("LEARNING_RATE", "2e-3")]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import re
 import stat
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -41,9 +42,9 @@ __all__ = [
     "workspace_files",
 ]
 
-DEFAULT_INCLUDE = (
-    "**/*.py", "**/*.yaml", "**/*.yml", "**/*.json", "**/*.toml", "**/*.ini", "**/*.cfg", "**/*.ipynb", "**/*.sh", "**/*.md",
-)  # fmt: skip
+# Every file of a language paperlens reads (`language_of`): by extension, a Makefile, a script without
+# an extension that names its interpreter (`#!/usr/bin/env bash`).
+DEFAULT_INCLUDE = ("**/*",)
 # Never the workspace's own code: tools' folders, environments, build output. Hidden folders neither.
 EXCLUDED_DIRECTORIES = frozenset(
     {".git", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".paperlens", "site-packages"}
@@ -109,9 +110,37 @@ def index_file(root: Path, path: str) -> FileIndex:
     return _read(Path(root).resolve(), path, None)
 
 
+# Launchers known by their name, and the interpreters a script without an extension names in its `#!`.
+MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
+_SHEBANG_RE = re.compile(r"#!\s*\S*?(?:/env\s+(?:-\S+\s+)*)?(?:\S*/)?(?P<interpreter>python[\d.]*|bash|sh|zsh|dash)\b")
+
+
+def language_of(path: str, first_line: str = "") -> str | None:
+    """How a workspace file is read: by its extension, by its name (a Makefile's recipes are shell
+    commands), or, without an extension, by the interpreter its `#!` line names; None: not read."""
+    name = posixpath.basename(path)
+    suffix = posixpath.splitext(name)[1].lower()
+    if suffix:
+        return LANGUAGES.get(suffix)
+    if name in MAKEFILES:
+        return "shell"
+    shebang = _SHEBANG_RE.match(first_line)
+    if shebang is None:
+        return None
+    return "python" if shebang["interpreter"].startswith("python") else "shell"
+
+
+def _first_line(path: Path) -> str:
+    try:
+        with path.open("rb") as file:
+            return file.readline(200).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def index_source(path: str, source: str) -> FileIndex:
-    """A file's text, read as its extension says."""
-    language = LANGUAGES[posixpath.splitext(path)[1].lower()]
+    """A file's text, read as its extension (or name, or `#!` line) says."""
+    language = language_of(path, source[:200].partition("\n")[0]) or "python"
     if language == "python":
         return index_python(path, source)
     if language == "notebook":
@@ -148,9 +177,9 @@ def workspace_files(root: Path, include: list[str] | None = None, exclude: list[
             path = posixpath.join(relative, name)
             if (
                 not name.startswith(".")
-                and posixpath.splitext(name)[1].lower() in LANGUAGES
                 and any(_matches(path, pattern) for pattern in include)
                 and not _excluded(path, exclude)
+                and (posixpath.splitext(name)[1].lower() in LANGUAGES or language_of(path, _first_line(Path(directory) / name)))
             ):
                 found.append(path)
     return sorted(found)
@@ -173,7 +202,7 @@ def _excluded(path: str, exclude: list[str], *, directory: bool = False) -> bool
 def _read(root: Path, path: str, previous: FileIndex | None) -> FileIndex:
     """A file's FileIndex: `previous` itself when the content is unchanged."""
     full = root / path
-    language = LANGUAGES[posixpath.splitext(path)[1].lower()]
+    language = language_of(path, _first_line(full) if not posixpath.splitext(path)[1] else "") or "python"
     try:
         status = full.lstat()
         if stat.S_ISLNK(status.st_mode) or ".." in path.split("/"):

@@ -1,4 +1,5 @@
-"""Launchers → a FileIndex: the runs a shell script or a README's commands make.
+"""Launchers → a FileIndex: the runs a shell script (also one without an extension that names its
+interpreter), a Makefile's recipes or a README's commands make.
 
 A run is a command that starts a Python script: `python train.py --lr 4e-3`, `torchrun
 --nproc_per_node=8 main.py ...`, `accelerate launch train.py ...`, `python -m pkg.train ...`, with
@@ -79,6 +80,8 @@ def _commands(source: str, *, markdown: bool) -> list[tuple[str, list[tuple[int,
         column = len(line) - len(line.lstrip())
         if body.startswith("$ "):
             body, column = body[2:], column + 2
+        elif not pending and line.startswith("\t") and body[:1] in ("@", "-", "+"):
+            body, column = body[1:], column + 1  # a Makefile recipe's `@python train.py`: quiet, not the command
         continued = body.endswith("\\")
         pending.append((number, column, body[:-1] if continued else body))
         if continued:
