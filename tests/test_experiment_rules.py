@@ -499,3 +499,27 @@ def test_the_optimizer_is_checked_only_in_the_training_runs_once_per_file(tmp_pa
     }
     components = [(f.code.file, f.code.line + 1, f.paper_value) for f in _check(tmp_path, body, files) if f.setting == "optimizer"]
     assert components == [("train.py", 2, "Adam")]
+
+
+def test_a_value_flowing_from_a_default_the_callers_override_is_overridden_even_when_its_name_says_nothing(tmp_path):
+    files = {
+        "model.py": """
+            from torch import nn
+            class Embed(nn.Module):
+                def __init__(self, n, class_drop=0.1):
+                    super().__init__()
+                    self.drop = nn.Dropout(class_drop)
+            embed = Embed(10, class_drop=0.0)
+            """,
+    }
+    assert [f for f in _check(tmp_path, TRAINING, files) if f.kind == "guess"] == []
+    files["model.py"] = files["model.py"].replace("Embed(10, class_drop=0.0)", "Embed(10)")
+    [dropout] = [f for f in _check(tmp_path, TRAINING, files) if f.kind == "guess"]
+    assert (dropout.setting, dropout.code_value, dropout.code.line + 1, dropout.severity) == ("dropout", "0.1", 4, "info")
+
+
+def test_a_toy_experiments_delegation_leaves_the_methods_unnamed_techniques_reported(tmp_path):
+    body = TRAINING + "\n\\section{Toy experiment}\nOn a 2D checkerboard we follow the experimental settings of Lipman et al. [lipman].\n"
+    files = {"train.py": "import torch\ntorch.nn.utils.clip_grad_norm_(params, max_norm=1.0)\n"}
+    [clipping] = [f for f in _check(tmp_path, body, files) if f.kind == "guess"]
+    assert clipping.setting == "grad_clip_norm"

@@ -34,7 +34,7 @@ from ..code.launchers import command_numbers
 from ..extract.components import find_mentions
 from ..extract.hyperparameters import symbol_name
 from ..extract.knowledge import PhraseSet, hyperparameter_vocabulary
-from ..extract.parts import appendix_sections, framing_sections
+from ..extract.parts import appendix_sections, framing_sections, top_section
 from ..extract.values import binary_reading
 from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_statuses, training_evidence, used_components
 from ..readiness.knowledge import requirements
@@ -176,10 +176,13 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
 def _unmentioned_techniques(spec: PaperSpec, reading: Reading, used: list) -> dict[str, Evidence]:
     """The techniques (hyperparameters.yaml `named_when_used`) no word of the paper names, each with
     where the paper describes its training: the place a reader looks for them. None when the paper
-    describes no training or hands its training to another recipe (which may well use them)."""
+    describes no training or hands the training of its method's section to another recipe (a toy
+    experiment's delegation speaks for that experiment's runs only: `delegated_words`)."""
     training = training_evidence(reading, used)
-    if training is None or delegations(reading):
-        return {}
+    optimizer = next((u for u in used if u.kind == "optimizer"), None)
+    training_section = top_section(spec, optimizer.section_id) if optimizer else None
+    if training is None or any(section in (None, training_section) for _, section in delegations(reading)):
+        return {}  # the training follows another recipe, which may well turn them on
     words = " ".join(
         [p.text for p in spec.paragraphs]
         + [t.caption for t in spec.tables]
@@ -373,7 +376,11 @@ def _where_given(site: ValueSite, file: FileIndex, by_line: dict[tuple[str, int]
     origin = site.resolved_from
     if origin is None or origin.file != file.file:
         return site
-    given = next((o for o in by_line.get((file.file, origin.line), []) if o is not site and o.normalized_name == site.normalized_name), None)
+    here = [o for o in by_line.get((file.file, origin.line), []) if o is not site]
+    # The site the value is written at (`class_drop=0.1`, whatever its name says), else one of its setting on that line.
+    given = next((o for o in here if o.location.column == origin.column), None) or next(
+        (o for o in here if o.normalized_name == site.normalized_name), None
+    )
     if given is None:
         return site
     if is_training_setting(site.normalized_name or "") and site_stage(given) not in (None, "training"):

@@ -502,7 +502,7 @@ class _Indexer:
         for arg, default in defaults:
             evaluation = self._evaluate(default, scope.env)
             location = self.text.location_of_node(default)
-            self._value(arg.arg, evaluation, default, "function-default", call=qualname, always=False)
+            self._value(arg.arg, evaluation, default, "function-default", call=qualname, always=True)  # unnamed too: a value flowing from it is overridden with it
             if evaluation.value is not None:
                 env[arg.arg] = _Binding(evaluation.value, location, from_default=True)
             self._expression(default, scope)
