@@ -523,3 +523,16 @@ def test_a_toy_experiments_delegation_leaves_the_methods_unnamed_techniques_repo
     files = {"train.py": "import torch\ntorch.nn.utils.clip_grad_norm_(params, max_norm=1.0)\n"}
     [clipping] = [f for f in _check(tmp_path, body, files) if f.kind == "guess"]
     assert clipping.setting == "grad_clip_norm"
+
+
+def test_a_component_whose_choice_the_paper_needs_and_never_states_is_a_guess_once_per_file(tmp_path):
+    body = TRAINING.replace("with AdamW and", "with Adam and")
+    files = {
+        "train.py": "import torch\nopt = torch.optim.Adam(params, lr=3e-4)\nsched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, 100)\nsched2 = torch.optim.lr_scheduler.CosineAnnealingLR(opt, 50)\n",
+        "eval/metrics.py": "import torch\nsched = torch.optim.lr_scheduler.StepLR(opt, 10)\n",
+    }
+    [schedule] = [f for f in _check(tmp_path, body, files) if f.setting == "schedule"]
+    assert (schedule.code.file, schedule.code.line + 1, schedule.severity) == ("train.py", 3, "warning")
+    assert "learning-rate schedule" in schedule.message and "Adam" in schedule.paper[0].quote
+    stated = body.replace("for 100 epochs", "with a cosine schedule for 100 epochs")
+    assert [f for f in _check(tmp_path, stated, files) if f.setting == "schedule"] == []

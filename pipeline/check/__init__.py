@@ -86,6 +86,8 @@ class PaperFacts:
     unstated_for: dict[str, str] = field(default_factory=dict)  # setting → the component needing it
     # Techniques the paper never names (clipping, dropout, an EMA) → where it describes its training.
     unmentioned: dict[str, Evidence] = field(default_factory=dict)
+    # Component kinds whose choice the paper needs and never states (its schedule) → what and where.
+    unstated_kinds: dict[str, tuple[str, str, Evidence]] = field(default_factory=dict)
     used: dict[str, list[str]] = field(default_factory=dict)  # component kind → names the paper uses
     used_evidence: dict[str, Evidence] = field(default_factory=dict)
     names: frozenset[str] = frozenset()  # folded names of models and datasets the prose uses (scope.py)
@@ -157,11 +159,16 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
     side.delegated_words = frozenset(word for word, count in paragraphs_with.items() if count <= seldom)
     # Needed and neither stated nor delegated to another recipe: where the paper needs it, and for what.
     unstated_settings = {
-        status.setting: (status, evidence) for status, _, evidence in setting_statuses(reading) if not status.stated and not status.delegated
+        status.setting: (status, requirement, evidence)
+        for status, requirement, evidence in setting_statuses(reading)
+        if not status.stated and not status.delegated
     }
+    for status, requirement, evidence in unstated_settings.values():
+        for kind in requirement.stated_by_components:  # a schedule, an optimizer: a component states it
+            side.unstated_kinds.setdefault(kind, (requirement.label, status.component, evidence))
     for code_name, setting in settings_of.items():
         if setting in unstated_settings and code_name not in side.facts:
-            status, evidence = unstated_settings[setting]
+            status, _, evidence = unstated_settings[setting]
             side.unstated.setdefault(code_name, evidence)
             if status.component != "training":
                 side.unstated_for.setdefault(code_name, status.component)
@@ -602,6 +609,31 @@ def _check_components(
                     paper_value=paper_name,
                     paper=[side.used_evidence[kind]],
                     fixes=[Fix(kind="record-deviation", title="Record this as a deliberate deviation")],
+                )
+            )
+    for kind, (label, needed_by, evidence) in side.unstated_kinds.items():
+        reported = set()
+        for site in sites:
+            if site.kind != kind or not site.live or site.location.file in reported or not _in_a_run(site.location.file, context):
+                continue
+            reported.add(site.location.file)
+            subject = "the training" if needed_by == "training" else needed_by
+            findings.append(
+                Finding(
+                    id=_site_id("guess", kind, site.location),
+                    kind="guess",
+                    severity="warning",
+                    confidence=0.8,
+                    message=f"{site.symbol} ({site.name}) is a guess: the paper uses {subject} but never states its {label}",
+                    setting=kind,
+                    component=site.name,
+                    code=site.location,
+                    code_value=site.name,
+                    paper=[evidence],
+                    fixes=[
+                        Fix(kind="record-assumption", title="Record this choice as an explicit assumption"),
+                        Fix(kind="ask-authors", title=f"Ask the authors which {label} they used"),
+                    ],
                 )
             )
     return findings
