@@ -536,3 +536,17 @@ def test_a_component_whose_choice_the_paper_needs_and_never_states_is_a_guess_on
     assert "learning-rate schedule" in schedule.message and "Adam" in schedule.paper[0].quote
     stated = body.replace("for 100 epochs", "with a cosine schedule for 100 epochs")
     assert [f for f in _check(tmp_path, stated, files) if f.setting == "schedule"] == []
+
+
+def test_values_the_paper_states_through_others_a_scaled_rate_and_a_share_of_training(tmp_path):
+    body = r"""
+\section{Method}
+We train with AdamW and a batch size of 2048. All models are trained for 100k steps. The base learning rate is 5e-5, scaled by batch size divided by 256.
+The learning rate is warmed up linearly over the first 5\% of the training steps.
+"""
+    def findings(code: str):
+        return [(f.setting, f.paper_value) for f in _check(tmp_path / str(abs(hash(code))), body, {"train.py": code}) if f.kind == "divergence"]
+
+    assert findings("lr = 4e-4\nwarmup_steps = 5000\n") == []  # 5e-5 × 2048 / 256, and 5% of 100k
+    assert findings("blr = 5e-5\nwarmup_ratio = 0.05\n") == []  # the base rate and the share themselves
+    assert findings("warmup_steps = 10000\n") == [("warmup_steps", "5000")]

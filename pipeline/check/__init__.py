@@ -125,6 +125,7 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
                 scope = table_scope(stated.name, _caption_of(spec, stated.location))
             fact = _Fact(stated.value, stated.raw_value, stated.unit, stated.component, evidence, scope=scope)
             side.facts.setdefault(stated.normalized_name, []).append(fact)
+    _derive(side.facts)
     # An answered clarification is part of the paper from then on, and outranks what the text says.
     for clarification in decisions.clarifications:
         if clarification.status == "answered" and clarification.setting and isinstance(clarification.value, (int, float)):
@@ -201,6 +202,41 @@ def _unmentioned_techniques(spec: PaperSpec, reading: Reading, used: list) -> di
         for entry in hyperparameter_vocabulary().entries.values()
         if entry.technique and not PhraseSet([(w, w) for w in entry.technique_words]).search(words)
     }
+
+
+# "scaled by batch size divided by 256", "lr = base_lr × batch size / 256": a linear scaling rule.
+_SCALING_RULE_RE = re.compile(
+    r"(?:scal\w*|multipl\w*|\blr\s*=)[^.;]{0,60}?batch[ -]?size\s*(?:/|÷|\\slash|divided\s+by|over)\s*\$?\s*(?P<base>\d+)", re.I
+)
+
+
+def _derive(facts: dict[str, list[_Fact]]) -> None:
+    """Values the paper states through others: a learning rate scaled by the batch (the base rate ×
+    each stated batch / the rule's base), a warm-up given as a share of training (× each stated
+    length). Each derived value keeps both statements as evidence and the scope they share."""
+
+    def combine(one: _Fact, other: _Fact, value: float, shown: str) -> _Fact | None:
+        if one.scope and other.scope and not (one.scope & other.scope):
+            return None  # stated for different experiments
+        evidence = one.evidence if one.evidence.quote == other.evidence.quote else other.evidence
+        return _Fact(value, shown, None, one.component, evidence, scope=one.scope | other.scope)
+
+    derived: dict[str, list[_Fact]] = {}
+    for rate in facts.get("learning_rate", []):
+        if (rule := _SCALING_RULE_RE.search(rate.evidence.quote)) is not None:
+            base = float(rule["base"])
+            for batch in facts.get("batch_size", []):
+                value = rate.value * batch.value / base
+                fact = combine(rate, batch, value, f"{_number(value)} = {rate.shown} × {batch.shown} / {rule['base']}")
+                derived.setdefault("learning_rate", []).extend([fact] if fact else [])
+    for share in facts.get("warmup_share", []):
+        for length, into in (("training_steps", "warmup_steps"), ("epochs", "warmup_epochs")):
+            for total in facts.get(length, []):
+                value = share.value * total.value
+                fact = combine(share, total, value, f"{_number(value)} = {share.shown} of {total.shown}")
+                derived.setdefault(into, []).extend([fact] if fact else [])
+    for name, more in derived.items():
+        facts.setdefault(name, []).extend(more)
 
 
 def _caption_of(spec: PaperSpec, location: Location) -> str | None:
