@@ -277,8 +277,14 @@ The transformer has 32 layers and a sequence length of 256, trained with AdamW a
     assert [(f.setting, f.code_value) for f in _check(tmp_path / "again", body, files)] == [("num_layers", "3")]
 
 
-def test_tests_set_no_setting(tmp_path):
-    files = {"tests/test_train.py": "opt = torch.optim.AdamW(params, lr=1.0)\n", "test_model.py": "lr = 1.0\n", "train.py": "lr = 1.0\n"}
+def test_tests_and_vendored_code_set_no_setting(tmp_path):
+    files = {
+        "tests/test_train.py": "opt = torch.optim.AdamW(params, lr=1.0)\n",
+        "test_model.py": "lr = 1.0\n",
+        "third_party/timm/optim.py": "lr = 1.0\n",
+        "src/external/dino/train.py": "lr = 1.0\n",
+        "train.py": "lr = 1.0\n",
+    }
     assert [f.code.file for f in _check(tmp_path, TRAINING, files)] == ["train.py"]
 
 

@@ -39,7 +39,7 @@ from ..extract.values import binary_reading
 from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_statuses, training_evidence, used_components
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
-from .scope import fits, fold, table_scope, for_a_baseline, is_test_file, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
+from .scope import fits, fold, for_a_baseline, table_scope, holds_no_run, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
 from .units import code_measure, comparable, paper_measure
 
 # Component kinds where a paper naming one and the code using another is a divergence. Activations
@@ -602,7 +602,7 @@ def _decoupled_decay_unknown(site: ComponentSite, values: dict[tuple[str, int], 
 def _in_a_run(path: str, context: WorkspaceContext) -> bool:
     """Whether a file's code is part of the training runs: not a test, not a notebook beside the
     scripts, not an evaluation's or an inference pipeline's file (a metric's classifier's Adam)."""
-    if is_test_file(path) or (path.endswith(".ipynb") and context.has_scripts):
+    if holds_no_run(path) or (path.endswith(".ipynb") and context.has_scripts):
         return False
     where = PurePosixPath(path)
     return stage_named_by([where.stem, *reversed(where.parent.parts)]) in (None, "training")
@@ -740,7 +740,7 @@ def _recorded(finding: Finding, decisions: DecisionsFile) -> Finding:
 
 def check_file(root: Path, facts: PaperFacts, file: FileIndex, context: WorkspaceContext = WorkspaceContext()) -> list[Finding]:
     """The value findings of one file: what an editor re-checks when that file changes."""
-    if is_test_file(file.file):
+    if holds_no_run(file.file):
         return []
     if file.language == "notebook" and context.has_scripts:
         return []  # beside the scripts that make the runs, a notebook is a demo or an analysis

@@ -147,11 +147,14 @@ def site_stage(site: ValueSite) -> str | None:
 
 
 _TEST_FILE_RE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.[^/]*$|conftest\.py$)")
+# Folders that by convention hold other projects' code copied in (a vendored package, a submodule).
+_VENDORED_RE = re.compile(r"(?:^|/)(?:third[_-]?party|3rd[_-]?party|vendor|vendored|_vendor|external|extern)/", re.I)
 
 
-def is_test_file(path: str) -> bool:
-    """Tests and their fixtures set no setting of a run: `tests/`, `test_*.py`, `*_test.py`, conftest."""
-    return bool(_TEST_FILE_RE.search(path))
+def holds_no_run(path: str) -> bool:
+    """Tests and their fixtures (`tests/`, `test_*.py`, `*_test.py`, conftest) and vendored code
+    (`third_party/`, `vendor/`, `external/`) set no setting of the paper's runs."""
+    return bool(_TEST_FILE_RE.search(path) or _VENDORED_RE.search(path))
 
 
 # Tokens of a file name that tell variants of one run apart: a size, a resolution, a schedule, a version.
