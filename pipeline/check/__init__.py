@@ -213,13 +213,13 @@ _SCALING_RULE_RE = re.compile(
 def _derive(facts: dict[str, list[_Fact]]) -> None:
     """Values the paper states through others: a learning rate scaled by the batch (the base rate ×
     each stated batch / the rule's base), a warm-up given as a share of training (× each stated
-    length). Each derived value keeps both statements as evidence and the scope they share."""
+    length). Each cites the rule's statement, shows how it was worked out ("4e-4 = 5e-5 × 2048 /
+    256") and is stated for what both statements are stated for."""
 
-    def combine(one: _Fact, other: _Fact, value: float, shown: str) -> _Fact | None:
-        if one.scope and other.scope and not (one.scope & other.scope):
+    def combine(rule: _Fact, other: _Fact, value: float, shown: str) -> _Fact | None:
+        if rule.scope and other.scope and not (rule.scope & other.scope):
             return None  # stated for different experiments
-        evidence = one.evidence if one.evidence.quote == other.evidence.quote else other.evidence
-        return _Fact(value, shown, None, one.component, evidence, scope=one.scope | other.scope)
+        return _Fact(value, shown, None, rule.component, rule.evidence, scope=rule.scope | other.scope)
 
     derived: dict[str, list[_Fact]] = {}
     for rate in facts.get("learning_rate", []):
@@ -413,6 +413,11 @@ def _cites_equation_of(site: ValueSite, cited: dict[str, set[str]], equations: f
     return any((site.call == owner or site.call.startswith(owner + ".")) and targets & equations for owner, targets in cited.items())
 
 
+def _delegated_run(site: ValueSite, side: PaperFacts, context: WorkspaceContext) -> bool:
+    """A run of the experiment a sentence hands to another recipe (the checkerboard's)."""
+    return bool(_path_words(site.location.file) & side.delegated_words & context.rare_path_words)
+
+
 def _where_given(site: ValueSite, file: FileIndex, by_line: dict[tuple[str, int], list[ValueSite]]) -> ValueSite:
     """`AdamW(..., weight_decay=weight_decay)`, `${max_seq_len}`: a name passed through is checked as
     what it is passed to (AdamW's weight decay) but reported where its value is given, once."""
@@ -535,8 +540,8 @@ def _check_value(
     if name in side.unstated:
         evidence = side.unstated[name]
         needed_by = side.unstated_for.get(name)
-        if _path_words(site.location.file) & side.delegated_words & context.rare_path_words:
-            return None  # a run of the experiment a sentence hands to another recipe (the checkerboard's)
+        if _delegated_run(site, side, context):
+            return None
         if needed_by is None and name in side.symbols and not _cites_equation_of(site, cited, side.symbol_equations.get(name, frozenset())):
             return None  # a name that spells a symbol is no evidence of being it, unless its function cites the equation
         confidence, notes = 0.8, []
@@ -569,7 +574,7 @@ def _check_value(
             ],
         )
     if name in side.unmentioned and site_stage(site) in (None, "training") and code_value != 0:
-        if _path_words(site.location.file) & side.delegated_words & context.rare_path_words:
+        if _delegated_run(site, side, context):
             return None
         technique = hyperparameter_vocabulary().entries[name].technique
         return Finding(
@@ -599,13 +604,17 @@ def _decoupled_decay_unknown(site: ComponentSite, values: dict[tuple[str, int], 
     return any(not isinstance(v.value, (int, float)) or v.value == 0 for v in decays)
 
 
-def _in_a_run(path: str, context: WorkspaceContext) -> bool:
-    """Whether a file's code is part of the training runs: not a test, not a notebook beside the
-    scripts, not an evaluation's or an inference pipeline's file (a metric's classifier's Adam)."""
-    if holds_no_run(path) or (path.endswith(".ipynb") and context.has_scripts):
-        return False
+def _makes_runs(path: str, context: WorkspaceContext) -> bool:
+    """Not a test nor vendored code, and not a notebook beside the scripts that make the runs (there
+    it is a demo or an analysis)."""
+    return not holds_no_run(path) and not (path.endswith(".ipynb") and context.has_scripts)
+
+
+def _in_a_training_run(path: str, context: WorkspaceContext) -> bool:
+    """Whether a file's code is part of the training runs: it makes runs, and is no evaluation's or
+    inference pipeline's file (a metric's classifier's Adam)."""
     where = PurePosixPath(path)
-    return stage_named_by([where.stem, *reversed(where.parent.parts)]) in (None, "training")
+    return _makes_runs(path, context) and stage_named_by([where.stem, *reversed(where.parent.parts)]) in (None, "training")
 
 
 def _check_components(
@@ -619,7 +628,7 @@ def _check_components(
     findings = []
     for kind in CHECKED_COMPONENT_KINDS:
         paper_names = set(side.used.get(kind, []))
-        live = [site for site in sites if site.kind == kind and site.live and _in_a_run(site.location.file, context)]
+        live = [site for site in sites if site.kind == kind and site.live and _in_a_training_run(site.location.file, context)]
         # One named component of the kind, and the code never uses it: then the code's is a divergence.
         if len(paper_names) != 1 or any(site.name in paper_names for site in live):
             continue
@@ -650,7 +659,7 @@ def _check_components(
     for kind, (label, needed_by, evidence) in side.unstated_kinds.items():
         reported = set()
         for site in sites:
-            if site.kind != kind or not site.live or site.location.file in reported or not _in_a_run(site.location.file, context):
+            if site.kind != kind or not site.live or site.location.file in reported or not _in_a_training_run(site.location.file, context):
                 continue
             reported.add(site.location.file)
             subject = "the training" if needed_by == "training" else needed_by
@@ -740,10 +749,8 @@ def _recorded(finding: Finding, decisions: DecisionsFile) -> Finding:
 
 def check_file(root: Path, facts: PaperFacts, file: FileIndex, context: WorkspaceContext = WorkspaceContext()) -> list[Finding]:
     """The value findings of one file: what an editor re-checks when that file changes."""
-    if holds_no_run(file.file):
+    if not _makes_runs(file.file, context):
         return []
-    if file.language == "notebook" and context.has_scripts:
-        return []  # beside the scripts that make the runs, a notebook is a demo or an analysis
     cited: dict[str, set[str]] = {}  # function or class → the equations its anchors cite
     for anchor in file.anchors:
         if anchor.target_kind in ("equation", "label"):

@@ -112,7 +112,7 @@ def index_file(root: Path, path: str) -> FileIndex:
 
 # Launchers known by their name, and the interpreters a script without an extension names in its `#!`.
 MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
-_SHEBANG_RE = re.compile(r"#!\s*\S*?(?:/env\s+(?:-\S+\s+)*)?(?:\S*/)?(?P<interpreter>python[\d.]*|bash|sh|zsh|dash)\b")
+_SHEBANG_RE = re.compile(r"#!\s*(?:\S*/)?(?:env\s+(?:-\S+\s+)*)?(?P<interpreter>python[\d.]*|bash|sh|zsh|dash)\b")
 
 
 def language_of(path: str, first_line: str = "") -> str | None:
@@ -131,7 +131,10 @@ def language_of(path: str, first_line: str = "") -> str | None:
 
 
 def _first_line(path: Path) -> str:
+    """The first line of a regular file (never a FIFO's or a device's, whose reading may not end)."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return ""
         with path.open("rb") as file:
             return file.readline(200).decode("utf-8", errors="replace")
     except OSError:

@@ -192,7 +192,8 @@ def _negated(plain: PlainText) -> Iterator[Stated]:
             continue  # "no weight decay is applied to the biases": a part of the model, not all of it
         start = match.start
         if negated_before:  # the statement starts at its negation: "No weight decay", "do not use dropout"
-            start = match.start - len(before) + negated_before.start() + len(negated_before.group()) - len(negated_before.group().lstrip(" ,.;:"))
+            negation = negated_before.group()
+            start = match.start - len(before) + negated_before.start() + len(negation) - len(negation.lstrip(" ,.;:"))
         read = ReadValue(0.0, None, start, match.end + (not_used.end() if not_used else 0))
         yield Stated(text[match.start : match.end], entry, entry.name, read, match.start, None, ("negated", match.start))
 
