@@ -556,3 +556,19 @@ The learning rate is warmed up linearly over the first 5\% of the training steps
     assert findings("lr = 4e-4\nwarmup_steps = 5000\n") == []  # 5e-5 × 2048 / 256, and 5% of 100k
     assert findings("blr = 5e-5\nwarmup_ratio = 0.05\n") == []  # the base rate and the share themselves
     assert findings("warmup_steps = 10000\n") == [("warmup_steps", "5000")]
+
+
+def test_a_timing_batch_of_one_states_no_training_batch_and_a_subcommand_says_the_runs_stage(tmp_path):
+    body = TRAINING.replace(" with a batch size of 256", "") + (
+        "\nWe time the model on one GPU with a batch size of 1, unless otherwise specified."
+        " Throughput is measured with a batch size of 32.\n"
+    )
+    report = assess(_paper(tmp_path / "paper", body))
+    assert any(g.setting == "batch_size" for g in report.gaps)
+    files = {
+        "main.py": "from lightning.pytorch.cli import LightningCLI\n",
+        "README.md": "```\npython main.py fit --trainer.devices 4 --data.batch_size 4\n```\n\n```\npython main.py validate --trainer.devices 4 --data.batch_size 8\n```\n",
+    }
+    [guess] = [f for f in _check(tmp_path, body, files) if f.setting == "batch_size"]
+    assert (guess.code.line + 1, guess.kind) == (2, "guess")  # the `fit` run, not the `validate` one
+    assert "4 per process × 4 processes = 16" in guess.confidence_note

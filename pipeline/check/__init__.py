@@ -316,7 +316,10 @@ def _split_batch(code: float, paper: float, site: ValueSite, file: FileIndex, co
 
 
 _ACCUMULATION_RE = re.compile(r"accum|update_freq|update-freq")
-_PROCESS_FLAGS = ("nnodes", "nproc_per_node", "nproc-per-node", "num_processes", "num-processes", "gpus", "ngpus", "num_gpus", "num-gpus")
+_PROCESS_FLAGS = (
+    "nnodes", "nproc_per_node", "nproc-per-node", "num_processes", "num-processes", "gpus", "ngpus", "num_gpus", "num-gpus",
+    "devices", "trainer.devices", "trainer.num_nodes",  # Lightning
+)  # fmt: skip
 
 
 def _processes_of(command: str) -> int | None:
@@ -556,6 +559,9 @@ def _check_value(
                 confidence = SYMBOL_NAMES_CONFIDENCE
                 notes.append(f"the paper leaves it open for {needed_by}; this value may belong to something else")
         shown = side.symbols.get(name, name.replace("_", " "))
+        processes = _processes_of(site.call or "") if site.kind == "command-line" and name == "batch_size" else None
+        if processes:
+            notes.append(f"{site.raw} per process × {processes} processes = {_number(code_value * processes)} per step")
         return Finding(
             id=_site_id("guess", name, site.location),
             kind="guess",

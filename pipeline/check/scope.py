@@ -22,7 +22,7 @@ from pathlib import PurePosixPath
 
 from ...schemas import ValueSite
 from ..code.knowledge import is_part_setting, normalize_name, stage_named_by
-from ..code.launchers import command_numbers, script_of
+from ..code.launchers import command_numbers, script_of, subcommand_of
 from ..extract.components import find_mentions
 
 # The parts of a model a sentence can give a setting of.
@@ -135,10 +135,10 @@ def site_stage(site: ValueSite) -> str | None:
     file and its folders, nearest first."""
     path = PurePosixPath(site.location.file)
     containers = site.name.split(".")[:-1]
-    if site.kind == "command-line":  # the script a command runs says its stage first (generate.py)
+    if site.kind == "command-line":  # its subcommand (`main.py validate`), then its script (generate.py)
         script = script_of(site.call or "")
         ran = PurePosixPath(script) if script else None
-        names = [ran.name, *reversed(ran.parent.parts)] if ran else []
+        names = [subcommand_of(site.call or ""), ran.name, *reversed(ran.parent.parts)] if ran else []
         stage = stage_named_by([*names, *reversed(containers)])
         if stage is None and any(normalize_name(flag) in _OPTIMIZING for flag in command_numbers(site.call or "")):
             return "training"  # a run that sets its learning rate trains, whatever `--online_eval` it adds

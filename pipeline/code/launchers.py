@@ -121,6 +121,16 @@ def script_of(command: str) -> str | None:
     return (found[1] or found[2].replace(".", "/")) if found else None
 
 
+def subcommand_of(command: str) -> str | None:
+    """The word right after the script, before any flag: LightningCLI's `main.py fit` or
+    `main.py validate`, a CLI's `run.py train`."""
+    found = _SCRIPT_RE.search(command)
+    if found is None:
+        return None
+    rest = _tokens(command[found.end() :])
+    return rest[0] if rest and re.fullmatch(r"[A-Za-z][\w-]*", rest[0]) else None
+
+
 def _flag_sites(path_rel: str, command: str, pieces: list[tuple[int, int, str]]) -> list[ValueSite]:
     sites = []
     for line, column, piece in pieces:

@@ -12,8 +12,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ...schemas import TYPE_OF_CATEGORY, Evidence, Gap, Hyperparameter, PaperSpec, SettingStatus
+from ..extract.knowledge import hyperparameter_vocabulary
 from ..extract.parts import framing_sections, top_section
 from ..extract.sentences import Sentence, sentences_of
+from ..extract.values import VALUE_RE, evaluate
 from .knowledge import Requirement, ambiguous_wordings, requirements
 
 # Sections whose prose states no method: references, acknowledgements, checklists.
@@ -189,12 +191,28 @@ def used_components(reading: Reading) -> list[_UsedComponent]:
     return list(used.values())
 
 
+def _first_number(text: str) -> float | None:
+    match = VALUE_RE.search(text)
+    return evaluate(match.group()) if match else None
+
+
 def _status(reading: Reading, component: str, requirement: Requirement, used: list[_UsedComponent]) -> SettingStatus:
     found = [h for name in requirement.stated_by for h in reading.stated.get(name, [])]
     by_component = [u for u in used if u.kind in requirement.stated_by_components]
     by_text = []
     if requirement.stated_by_text is not None:
-        by_text = [(s, m) for s in reading.sentences if (m := requirement.stated_by_text.search(s.plain.text))][:3]
+        # As for values, a measurement's numbers ("throughput with a batch size of 32") and a number out
+        # of the setting's range ("a batch size of 1, unless otherwise specified" when timing the
+        # model) state nothing of the training.
+        vocabulary = hyperparameter_vocabulary()
+        entry = vocabulary.entries.get(requirement.setting)
+        by_text = [
+            (s, m)
+            for s in reading.sentences
+            if (m := requirement.stated_by_text.search(s.plain.text))
+            and not vocabulary.measurement_words.search(s.plain.text)
+            and not (entry is not None and (number := _first_number(m.group())) is not None and not entry.accepts(number))
+        ][:3]
     return SettingStatus(
         component=component,
         setting=requirement.setting,
