@@ -9,6 +9,7 @@ from .code import (
     ConfigReference,
     FileIndex,
     FunctionSite,
+    Launch,
     ValueSite,
     ValueSiteKind,
 )
@@ -114,6 +115,7 @@ __all__ = [
     "CodeLocation",
     "ComponentSite",
     "FileIndex",
+    "Launch",
     "FunctionSite",
     "ValueSite",
     "ValueSiteKind",

@@ -120,6 +120,13 @@ class ConfigReference(Model):
     location: CodeLocation
 
 
+class Launch(Model):
+    """A command a launcher documents: the script it runs and the numeric flags it passes."""
+
+    script: str | None = Field(description="As the command writes it, without `.py` (`tools/train`, a module `pkg/train`); None when unknown.")
+    flags: list[str] = Field(default_factory=list, description="Flag names, dashes dropped and `-` as `_` (`drop_path`, `trainer.max_epochs`), sorted.")
+
+
 class FileIndex(Model):
     """Everything read from one workspace file."""
 
@@ -146,6 +153,11 @@ class FileIndex(Model):
         default_factory=list,
         description="Attributes this file sets on objects other than self/cls (cfg.lr = ..., "
         "parser.set_defaults(lr=...)), sorted: a config field's or a command-line default may be replaced there.",
+    )
+    launches: list[Launch] = Field(
+        default_factory=list,
+        description="A launcher's commands: which script each runs with which flags (a flag replaces that script's "
+        "command-line default, and any config default of its name).",
     )
     counted_attributes: list[str] = Field(
         default_factory=list,

@@ -76,7 +76,7 @@ def test_commands_are_read_from_shell_scripts_and_markdown_fences_only():
         ("--lr", "3e-4", "learning_rate", 2),
         ("trainer.max_epochs", "24", "epochs", 2),
     ]
-    assert index.assigned_attributes == ["lr", "trainer.max_epochs"]
+    assert [(launch.script, launch.flags) for launch in index.launches] == [("train", ["lr", "trainer.max_epochs"])]
     prose = index_launcher("README.md", "Run python train.py --lr 1e-4 to train.\n", "markdown")
     assert prose.values == []
 
@@ -123,3 +123,17 @@ def test_makefile_recipes_and_scripts_without_an_extension_that_name_their_inter
         ("scripts/pretrain", "--nproc_per_node", "8", 2), ("scripts/pretrain", "--drop_path", "0.2", 2),
     }  # fmt: skip
     assert [(s.name, s.raw) for f in index.files if f.file == "scripts/tune" for s in f.values] == [("LEARNING_RATE", "2e-3")]
+
+
+def test_a_commands_flags_replace_the_defaults_of_the_script_it_runs_only(tmp_path):
+    (tmp_path / "train.py").write_text(MAIN)
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "eval.py").write_text(MAIN)
+    (tmp_path / "args.py").write_text("import argparse\np = argparse.ArgumentParser()\np.add_argument('--epochs', type=int, default=10)\n")
+    (tmp_path / "tools" / "run_eval.sh").write_text("python eval.py --drop_path 0.5 --epochs 300\n")  # beside the launcher
+    (tmp_path / "README.md").write_text("```\npython train.py --lr 4e-3\n```\n")
+    index = index_workspace(tmp_path)
+    overridden = {(f.file, s.name): s.overridden for f in index.files for s in f.values if s.kind == "argparse-default"}
+    assert overridden[("train.py", "--lr")] and not overridden[("train.py", "--drop_path")]  # eval's flag is eval's
+    assert overridden[("tools/eval.py", "--drop_path")] and not overridden[("tools/eval.py", "--lr")]
+    assert overridden[("args.py", "--epochs")]  # a parser no command runs may be the one a run imports

@@ -7,9 +7,11 @@ A run is a command that starts a Python script: `python train.py --lr 4e-3`, `to
 (`--drop_path 0.1`, `--lr=4e-3`) and each dotted override (`trainer.max_epochs=24`, Hydra) is a
 value site of kind `command-line`, located where it is written; its `call` is the whole command, so
 what the command names (`--model vit_base_patch16_224`, `--eval`) tells the run's experiment and
-stage. The flags a launcher passes replace the command-line defaults of the same name (`assigned_attributes`,
-as `args.lr = ...` does; in any script, since which script a flag reaches is not followed), so
-`parser.add_argument("--drop_path", default=0.0)` is not the value the documented run uses.
+stage. Each command is also a `Launch` (its script and flags): a flag replaces the command-line
+default of that name in the script the command runs (in every script when the script is not a
+workspace file, or the parser lives in a module it imports) and any config default of that name, as
+`args.lr = ...` does, so `parser.add_argument("--drop_path", default=0.0)` is not the value the
+documented run uses.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import re
 import shlex
 from typing import Literal
 
-from ...schemas.code import CodeLocation, FileIndex, ValueSite
+from ...schemas.code import CodeLocation, FileIndex, Launch, ValueSite
 from ...schemas.paper import Problem
 from .knowledge import normalize_name
 
@@ -41,18 +43,21 @@ def index_launcher(path_rel: str, source: str, language: LauncherLanguage) -> Fi
     """Every run a launcher file documents, as value sites of its flags."""
     problems: list[Problem] = []
     values: list[ValueSite] = []
+    launches: list[Launch] = []
     if len(source) > MAX_LAUNCHER_CHARS:
         problems.append(Problem(severity="info", message=f"{path_rel}: too large to be a launcher; not read"))
     else:
         for command, pieces in _commands(source, markdown=language == "markdown"):
-            values += _flag_sites(path_rel, command, pieces)
+            sites = _flag_sites(path_rel, command, pieces)
+            values += sites
+            launches.append(Launch(script=script_of(command), flags=sorted({site.name.lstrip("-").replace("-", "_") for site in sites})))
     return FileIndex(
         file=path_rel,
         sha256=hashlib.sha256(source.encode("utf-8", errors="surrogatepass")).hexdigest(),
         language=language,
         values=values,
         problems=problems,
-        assigned_attributes=sorted({site.name.lstrip("-").replace("-", "_") for site in values}),
+        launches=launches,
     )
 
 

@@ -9,7 +9,7 @@ a file whose flags do not change keeps its very FileIndex object.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ...schemas.code import CallArguments, ConfigReference, FileIndex, FunctionSite, ValueSite
@@ -46,11 +46,24 @@ class WorkspaceFacts:
     assigned: frozenset[str] = frozenset()  # attributes some file sets on an object (cfg.lr = ...)
     counted: frozenset[str] = frozenset()  # attributes some file adds to on an object (trainer.step += 1)
     config_files: frozenset[str] = frozenset()
+    # The flags launchers pass: per script file they run, and all of them (a script not found included).
+    launched: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    passed: frozenset[str] = frozenset()
 
     def is_imported(self, name: str, module: str) -> bool:
         if self.imported is None:
             return not name.startswith("_")
         return name in self.imported or f"{module}.*" in self.imported
+
+    def replaces(self, file: str, kind: str, name: str) -> bool:
+        """Whether something replaces a config or command-line default `name` of `file`: an assignment
+        (`cfg.lr = ...`), or a launcher's flag — for a script some command runs, only that script's
+        commands' flags (`python eval.py --lr 0` leaves train.py's `--lr` default as it is)."""
+        if name in self.assigned:
+            return True
+        if kind == "argparse-default" and file in self.launched:
+            return name in self.launched[file]
+        return name in self.passed  # a parser a launched script imports, a config's key, a dataclass field
 
 
 def merge_calls(
@@ -70,13 +83,40 @@ def merge_calls(
 
 
 def _facts_of(files: list[FileIndex], wanted: set[str]) -> WorkspaceFacts:
+    launched, passed = _launched(files)
     return WorkspaceFacts(
         calls=merge_calls((file.calls for file in files), wanted),
         imported=frozenset(name for file in files for name in file.imported_names),
         assigned=frozenset(name for file in files for name in file.assigned_attributes),
         counted=frozenset(name for file in files for name in file.counted_attributes),
         config_files=frozenset(file.file for file in files if file.language != "python"),
+        launched=launched,
+        passed=passed,
     )
+
+
+def _launched(files: list[FileIndex]) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+    """The flags launchers pass to each script file of the workspace they run (the script as written,
+    beside the launcher or from the workspace's root), and every flag any of them passes."""
+    paths = {file.file for file in files}
+    launched: dict[str, set[str]] = {}
+    passed: set[str] = set()
+    for file in files:
+        for launch in file.launches:
+            passed.update(launch.flags)
+            script = _script_file(file.file, launch.script, paths) if launch.script else None
+            if script is not None:
+                launched.setdefault(script, set()).update(launch.flags)
+    return {script: frozenset(flags) for script, flags in launched.items()}, frozenset(passed)
+
+
+def _script_file(launcher: str, script: str, paths: set[str]) -> str | None:
+    for base in (posixpath.dirname(launcher), ""):
+        for candidate in (f"{script}.py", f"{script}/__main__.py"):
+            path = posixpath.normpath(posixpath.join(base, candidate))
+            if path in paths:
+                return path
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +124,7 @@ class OtherFiles:
     """What the rest of the workspace says of one file, gathered once for a document edited many times."""
 
     calls: dict[str, tuple[CallArguments, ...]]  # callee → what the other files' calls pass it
-    imported: frozenset[str]
-    assigned: frozenset[str]
-    counted: frozenset[str]
-    config_files: frozenset[str]
+    facts: WorkspaceFacts  # the rest, calls aside
 
     @classmethod
     def of(cls, files: list[FileIndex]) -> OtherFiles:
@@ -95,20 +132,23 @@ class OtherFiles:
         for file in files:
             for call in file.calls:
                 calls.setdefault(call.callee, []).append(call)
-        facts = _facts_of(files, set())
-        return cls({callee: tuple(c) for callee, c in calls.items()}, facts.imported, facts.assigned, facts.counted, facts.config_files)
+        return cls({callee: tuple(c) for callee, c in calls.items()}, _facts_of(files, set()))
 
 
 def settle_one(file: FileIndex, others: OtherFiles) -> FileIndex:
     """One file (an editor's open document) settled against itself and the rest of the workspace,
-    as `settle_workspace` settles it: what its callers override, what nothing imports."""
+    as `settle_workspace` settles it: what its callers override, what nothing imports. (A launcher
+    being edited does not yet change what its flags replace elsewhere: that follows its save.)"""
     wanted = set(_Needs.of(file).callees)
+    rest = others.facts
     facts = WorkspaceFacts(
         calls=merge_calls([[c for callee in wanted for c in others.calls.get(callee, ())], file.calls], wanted),
-        imported=others.imported | set(file.imported_names),
-        assigned=others.assigned | set(file.assigned_attributes),
-        counted=others.counted | set(file.counted_attributes),
-        config_files=others.config_files | ({file.file} if file.language != "python" else set()),
+        imported=(rest.imported or frozenset()) | set(file.imported_names),
+        assigned=rest.assigned | set(file.assigned_attributes),
+        counted=rest.counted | set(file.counted_attributes),
+        config_files=rest.config_files | ({file.file} if file.language != "python" else set()),
+        launched=rest.launched,
+        passed=rest.passed,
     )
     return settle(file, facts)
 
@@ -160,18 +200,19 @@ class _Needs:
     """What settling one file looks up in the workspace's facts."""
 
     callees: tuple[str, ...]  # callers of its defaults
-    assigned: tuple[str, ...]  # attributes that would replace its config and command-line defaults
+    assigned: tuple[tuple[str, str], ...]  # (kind, name) of its config and command-line defaults something may replace
     starts: tuple[str, ...]  # attributes its classes start (self.step = 0), which a count elsewhere makes counters
     unused: tuple[str, ...]  # its module-level definitions its own file never uses
     module: str
     references: bool  # whether it names config files
+    file: str
 
     @classmethod
     def of(cls, index: FileIndex) -> _Needs:
         functions = {function.qualname: function for function in index.functions}
         callees = {_callee_name(functions[site.call]) for site in index.values if site.call in functions}
         assigned = {
-            _replaced_name(site) for site in index.values if site.kind in ("config-default", "argparse-default")
+            (site.kind, _replaced_name(site)) for site in index.values if site.kind in ("config-default", "argparse-default")
         }
         unused = [f.name for f in index.functions if not f.used_in_file and "." not in f.qualname]
         starts = {attribute for site in index.values if (attribute := _started_attribute(site))}
@@ -182,12 +223,13 @@ class _Needs:
             tuple(unused),
             _module_name(index.file),
             bool(index.config_references),
+            index.file,
         )
 
     def fingerprint(self, facts: WorkspaceFacts) -> tuple:
         return (
             tuple(facts.calls.get(callee) for callee in self.callees),
-            tuple(name in facts.assigned for name in self.assigned),
+            tuple(facts.replaces(self.file, kind, name) for kind, name in self.assigned),
             tuple(name in facts.counted for name in self.starts),
             tuple(facts.is_imported(name, self.module) for name in self.unused),
             facts.config_files if self.references else None,
@@ -240,7 +282,7 @@ def _with_overrides(index: FileIndex, facts: WorkspaceFacts) -> list[ValueSite]:
 
 
 def _is_overridden(site: ValueSite, functions: dict[str, FunctionSite], facts: WorkspaceFacts) -> bool:
-    if site.kind != "function-default" and _replaced_name(site) in facts.assigned:
+    if site.kind != "function-default" and facts.replaces(site.location.file, site.kind, _replaced_name(site)):
         return True
     function = functions.get(site.call or "")
     if function is None:
