@@ -137,3 +137,13 @@ def test_a_commands_flags_replace_the_defaults_of_the_script_it_runs_only(tmp_pa
     assert overridden[("train.py", "--lr")] and not overridden[("train.py", "--drop_path")]  # eval's flag is eval's
     assert overridden[("tools/eval.py", "--drop_path")] and not overridden[("tools/eval.py", "--lr")]
     assert overridden[("args.py", "--epochs")]  # a parser no command runs may be the one a run imports
+
+
+def test_the_config_files_a_command_names_are_loaded_by_its_run():
+    readme = "```\npython main.py --config-name=[delete_celeb, delete_sd]\npython3 main.py fit -c configs/coco/eomt.yaml --lr 1e-4\n```\n"
+    index = index_launcher("README.md", readme, "markdown")
+    assert [(r.path, r.location.line, readme.splitlines()[r.location.line][r.location.column : r.location.end_column]) for r in index.config_references] == [
+        ("delete_celeb.yaml", 1, "delete_celeb"),
+        ("delete_sd.yaml", 1, "delete_sd"),
+        ("configs/coco/eomt.yaml", 2, "configs/coco/eomt.yaml"),
+    ]

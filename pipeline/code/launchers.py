@@ -21,7 +21,7 @@ import re
 import shlex
 from typing import Literal
 
-from ...schemas.code import CodeLocation, FileIndex, Launch, ValueSite
+from ...schemas.code import CodeLocation, ConfigReference, FileIndex, Launch, ValueSite
 from ...schemas.paper import Problem
 from .knowledge import normalize_name
 
@@ -44,12 +44,14 @@ def index_launcher(path_rel: str, source: str, language: LauncherLanguage) -> Fi
     problems: list[Problem] = []
     values: list[ValueSite] = []
     launches: list[Launch] = []
+    references: list[ConfigReference] = []
     if len(source) > MAX_LAUNCHER_CHARS:
         problems.append(Problem(severity="info", message=f"{path_rel}: too large to be a launcher; not read"))
     else:
         for command, pieces in _commands(source, markdown=language == "markdown"):
             sites = _flag_sites(path_rel, command, pieces)
             values += sites
+            references += _config_references(path_rel, pieces)
             launches.append(Launch(script=script_of(command), flags=sorted({site.name.lstrip("-").replace("-", "_") for site in sites})))
     return FileIndex(
         file=path_rel,
@@ -58,6 +60,7 @@ def index_launcher(path_rel: str, source: str, language: LauncherLanguage) -> Fi
         values=values,
         problems=problems,
         launches=launches,
+        config_references=references,
     )
 
 
@@ -134,6 +137,39 @@ def subcommand_of(command: str) -> str | None:
         return None
     rest = _tokens(command[found.end() :])
     return rest[0] if rest and re.fullmatch(r"[A-Za-z][\w-]*", rest[0]) else None
+
+
+_CONFIG_FILE_RE = re.compile(r"(?:^|=)(?P<path>[\w./-]+\.(?:ya?ml|json|toml|ini|cfg))$")
+_CONFIG_NAME_FLAGS = ("--config-name", "--config_name", "-cn")  # Hydra: a name in its config folder
+_CONFIG_NAME_LIST_RE = re.compile(r"(?:--config[-_]name|-cn)[= ]\[(?P<names>[^\]]+)\]")
+
+
+def _config_references(path_rel: str, pieces: list[tuple[int, int, str]]) -> list[ConfigReference]:
+    """The config files a command names (`-c configs/coco.yaml`, `--config-name=delete_tshirt`): the
+    run loads them (settle resolves each to a workspace file)."""
+    references = []
+    for line, column, piece in pieces:
+        # `--config-name=[delete_celeb, delete_sd]`: a README's way of writing one run per name
+        for listed in _CONFIG_NAME_LIST_RE.finditer(piece):
+            for name in re.finditer(r"[\w./-]+", listed["names"]):
+                at = listed.start("names") + name.start()
+                location = CodeLocation(file=path_rel, line=line, column=column + at, end_line=line, end_column=column + at + len(name[0]))
+                references.append(ConfigReference(path=f"{name[0]}.yaml", location=location))
+        tokens = _tokens(piece)
+        for index, token in enumerate(tokens):
+            if (found := _CONFIG_FILE_RE.search(token)) is not None:
+                path = found["path"]
+            elif token.split("=", 1)[0] in _CONFIG_NAME_FLAGS:
+                name = token.split("=", 1)[1] if "=" in token else (tokens[index + 1] if index + 1 < len(tokens) else "")
+                if not re.fullmatch(r"[\w./-]+", name):
+                    continue
+                path = name if name.endswith((".yaml", ".yml")) else f"{name}.yaml"
+            else:
+                continue
+            at = max(piece.find(token), 0)
+            location = CodeLocation(file=path_rel, line=line, column=column + at, end_line=line, end_column=column + at + len(token))
+            references.append(ConfigReference(path=path, location=location))
+    return references
 
 
 def _flag_sites(path_rel: str, command: str, pieces: list[tuple[int, int, str]]) -> list[ValueSite]:
