@@ -572,3 +572,13 @@ def test_a_timing_batch_of_one_states_no_training_batch_and_a_subcommand_says_th
     [guess] = [f for f in _check(tmp_path, body, files) if f.setting == "batch_size"]
     assert (guess.code.line + 1, guess.kind) == (2, "guess")  # the `fit` run, not the `validate` one
     assert "4 per process × 4 processes = 16" in guess.confidence_note
+
+
+def test_a_weight_on_a_loss_term_the_objective_adds_unweighted_is_a_divergence(tmp_path):
+    body = TRAINING + r"""
+The regularisation is $\mathcal{L}_\mathrm{REG} = \mathcal{L}_\mathrm{KL} + \mathcal{L}_\mathrm{LPIPS} + \mathcal{L}_\mathrm{GAN}$, and
+\begin{equation} \mathcal{L} = \mathcal{L}_{\mathrm{DIFF}} + \lambda \mathcal{L}_{\mathrm{REPA}} \end{equation}
+"""
+    files = {"configs/vae.yaml": "losses:\n  kl_weight: 1e-6\n  discriminator_weight: 0.1\n  perceptual_weight: 1.0\n  repa_weight: 0.5\n  lecam_weight: 0.1\n"}
+    found = sorted((f.code.line + 1, f.code_value, f.paper_value) for f in _check(tmp_path, body, files) if f.setting == "loss_weight")
+    assert found == [(2, "1e-6", "1"), (3, "0.1", "1")]  # 1.0 is the sum as written; λ weighs REPA; LeCam is not in it

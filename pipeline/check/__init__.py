@@ -39,6 +39,7 @@ from ..extract.values import binary_reading
 from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_statuses, training_evidence, used_components
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
+from .loss_terms import unweighted_terms, weighted_term
 from .scope import fits, fold, for_a_baseline, table_scope, holds_no_run, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
 from .units import code_measure, comparable, paper_measure
 
@@ -86,6 +87,7 @@ class PaperFacts:
     unstated_for: dict[str, str] = field(default_factory=dict)  # setting → the component needing it
     # Techniques the paper never names (clipping, dropout, an EMA) → where it describes its training.
     unmentioned: dict[str, Evidence] = field(default_factory=dict)
+    unweighted: dict[str, Evidence] = field(default_factory=dict)  # loss terms a sum adds with no weight (loss_terms.py)
     # Component kinds whose choice the paper needs and never states (its schedule) → what and where.
     unstated_kinds: dict[str, tuple[str, str, Evidence]] = field(default_factory=dict)
     used: dict[str, list[str]] = field(default_factory=dict)  # component kind → names the paper uses
@@ -178,6 +180,7 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
         side.used.setdefault(component.kind, []).append(component.name)
         side.used_evidence.setdefault(component.kind, component.evidence)
     side.unmentioned = _unmentioned_techniques(spec, reading, used)
+    side.unweighted = unweighted_terms(spec)
     return side
 
 
@@ -437,6 +440,33 @@ def _where_given(site: ValueSite, file: FileIndex, by_line: dict[tuple[str, int]
     if is_training_setting(site.normalized_name or "") and site_stage(given) not in (None, "training"):
         return given  # `def aug_prompt(..., lr=0.1)` of an inference pipeline, passed on to an optimizer there
     return site.model_copy(update={"name": given.name, "raw": given.raw, "location": given.location, "resolved_from": None, "kind": given.kind})
+
+
+def _check_loss_weight(site: ValueSite, side: PaperFacts) -> Finding | None:
+    """A weight on a loss term the paper's objective adds with no weight (`kl_weight = 1e-6`)."""
+    term = weighted_term(site) if side.unweighted else None
+    if term not in side.unweighted or not site.live or site.overridden or site_stage(site) not in (None, "training"):
+        return None
+    if not isinstance(site.value, (int, float)) or isinstance(site.value, bool) or site.value == 1:
+        return None  # 1 is the sum as written
+    evidence = side.unweighted[term]
+    return Finding(
+        id=_site_id("divergence", f"loss_weight:{term}", site.location),
+        kind="divergence",
+        severity="warning",
+        confidence=0.7,
+        confidence_note=f"the term is matched by the weight's name (`{site.name}` → L_{term.upper()})",
+        message=f"{site.name} = {site.raw} weights the {term.upper()} loss, which the paper's objective adds with no weight",
+        setting="loss_weight",
+        code=site.location,
+        code_value=site.raw,
+        paper_value="1",
+        paper=[evidence],
+        fixes=[
+            Fix(kind="record-deviation", title="Record this weight as a deliberate deviation"),
+            Fix(kind="ask-authors", title=f"Ask the authors which weight the {term.upper()} loss had"),
+        ],
+    )
 
 
 def _check_value(
@@ -764,9 +794,10 @@ def check_file(root: Path, facts: PaperFacts, file: FileIndex, context: Workspac
     found: dict[str, Finding] = {}
     own_variants, by_line = _variants_of(file), _values_by_line([file])
     for site in file.values:
-        finding = _check_value(root, _where_given(site, file, by_line), facts, context, file, cited, own_variants)
-        if finding is not None:
-            found.setdefault(finding.id, finding)
+        given = _where_given(site, file, by_line)
+        for finding in (_check_value(root, given, facts, context, file, cited, own_variants), _check_loss_weight(given, facts)):
+            if finding is not None:
+                found.setdefault(finding.id, finding)
     return [_recorded(f, facts.decisions) for f in found.values()]
 
 

@@ -1,0 +1,62 @@
+"""Loss terms the paper adds with no weight, and the weights code puts on them.
+
+"L_REG = L_KL + L_MSE + L_LPIPS + L_GAN" (an equation, or inline math in the method's prose) adds
+its terms unweighted: a code `kl_weight = 1e-6` or `discriminator_weight: 0.1` weights one of them,
+which the objective as written does not. A term is named by its subscript (`\\mathcal{L}_{\\mathrm{KL}}`
+→ kl) and, in code, by the words before `_weight`/`_coef` (or after `lambda_`/`w_`), through the
+synonyms of code.yaml `loss_terms` (discriminator → gan, perceptual → lpips). A weight of 1 is the
+sum as written; a term the paper gives a coefficient to (`\\lambda L_REPA`) is the symbol's business.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...schemas import Evidence, Location, PaperSpec, ValueSite
+from ..code.knowledge import code_vocabulary
+from ..extract.parts import appendix_sections, framing_sections
+
+# A loss term: \mathcal{L}_{\mathrm{KL}}, \mathcal{L}_\text{GAN}, \mathcal L_{rec}, L_{KL}.
+_TERM_RE = re.compile(
+    r"(?:\\mathcal\s*\{?\s*L\s*\}?|(?<![\\\w])L)\s*_\s*(?:\{\s*)?(?:\\(?:mathrm|text|textrm|rm|operatorname)\s*)?\{?\s*(?P<name>[A-Za-z][A-Za-z0-9]*)"
+)
+_INLINE_MATH_RE = re.compile(r"\$([^$]+)\$")
+# What may stand right before an unweighted term: the sum's start, a sign, an opening bracket.
+_UNWEIGHTED_BEFORE_RE = re.compile(r"(?:^|[=+\-(]|\\left\s*\(|\\Big\s*\(|\\big\s*\()\s*$")
+_WEIGHT_NAME_RE = re.compile(
+    r"^(?:(?:lambda|lam|w|weight|coef|coeff)_(?P<after>[a-z0-9]+)|(?P<before>[a-z0-9]+?)(?:_loss)?_(?:weight|w|coef|coeff|lambda|scale))$"
+)
+
+
+def unweighted_terms(spec: PaperSpec) -> dict[str, Evidence]:
+    """The method's loss terms a sum adds with no weight (folded name → the formula's evidence);
+    none that the paper also gives a weight somewhere (`\\lambda_{KL} L_{KL}`)."""
+    aside = framing_sections(spec) | appendix_sections(spec)
+    formulas: list[tuple[str, Location]] = [(e.latex, e.location) for e in spec.equations if e.latex and e.section_id not in aside]
+    for paragraph in spec.paragraphs:
+        if paragraph.section_id not in aside:
+            formulas += [(math, paragraph.location) for math in _INLINE_MATH_RE.findall(paragraph.text) if "=" in math and "+" in math]
+    unweighted: dict[str, Evidence] = {}
+    weighted: set[str] = set()
+    for latex, location in formulas:
+        if "+" not in latex:
+            continue
+        equals = latex.find("=")
+        for term in _TERM_RE.finditer(latex):
+            name = term["name"].lower()
+            if term.start() < equals:
+                continue  # the sum's own name (L_REG = ...)
+            if _UNWEIGHTED_BEFORE_RE.search(latex[:term.start()]):
+                unweighted.setdefault(name, Evidence(quote=" ".join(latex.split()), location=location))
+            else:
+                weighted.add(name)
+    return {name: evidence for name, evidence in unweighted.items() if name not in weighted}
+
+
+def weighted_term(site: ValueSite) -> str | None:
+    """The loss term a code weight names (`kl_weight` → kl, `discriminator_weight` → gan), if any."""
+    found = _WEIGHT_NAME_RE.match(site.name.rsplit(".", 1)[-1].lstrip("-").replace("-", "_").lower())
+    if found is None:
+        return None
+    word = found["after"] or found["before"]
+    return code_vocabulary().loss_terms.get(word, word)
