@@ -582,3 +582,11 @@ The regularisation is $\mathcal{L}_\mathrm{REG} = \mathcal{L}_\mathrm{KL} + \mat
     files = {"configs/vae.yaml": "losses:\n  kl_weight: 1e-6\n  discriminator_weight: 0.1\n  perceptual_weight: 1.0\n  repa_weight: 0.5\n  lecam_weight: 0.1\n"}
     found = sorted((f.code.line + 1, f.code_value, f.paper_value) for f in _check(tmp_path, body, files) if f.setting == "loss_weight")
     assert found == [(2, "1e-6", "1"), (3, "0.1", "1")]  # 1.0 is the sum as written; λ weighs REPA; LeCam is not in it
+
+
+def test_a_paper_that_keeps_the_libraries_defaults_is_checked_against_that_calls_defaults(tmp_path):
+    body = TRAINING.replace("with AdamW and", "with AdamW, with PyTorch's default parameters otherwise, and")
+    code = "import torch\nopt = torch.optim.AdamW(params, lr=3e-4, betas=(0.9, 0.95), eps=1e-8)\n"
+    found = [(f.setting, f.code_value, f.paper_value) for f in _check(tmp_path, body, {"train.py": code}) if f.kind == "divergence"]
+    assert found == [("beta2", "0.95", "0.999")]  # β1 and ε are torch's defaults; the learning rate is stated
+    assert [f for f in _check(tmp_path, TRAINING, {"train.py": code}) if f.kind == "divergence"] == []

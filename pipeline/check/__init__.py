@@ -29,7 +29,7 @@ from ...schemas import (
     ValueSite,
 )
 from ..decisions import DECISIONS_PATH
-from ..code.knowledge import is_part_setting, is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds, stage_named_by
+from ..code.knowledge import code_vocabulary, is_part_setting, is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds, stage_named_by
 from ..code.launchers import command_numbers
 from ..extract.components import find_mentions
 from ..extract.hyperparameters import symbol_name
@@ -88,6 +88,7 @@ class PaperFacts:
     # Techniques the paper never names (clipping, dropout, an EMA) → where it describes its training.
     unmentioned: dict[str, Evidence] = field(default_factory=dict)
     unweighted: dict[str, Evidence] = field(default_factory=dict)  # loss terms a sum adds with no weight (loss_terms.py)
+    library_defaults: Evidence | None = None  # "we use AdamW with PyTorch's default parameters"
     # Component kinds whose choice the paper needs and never states (its schedule) → what and where.
     unstated_kinds: dict[str, tuple[str, str, Evidence]] = field(default_factory=dict)
     used: dict[str, list[str]] = field(default_factory=dict)  # component kind → names the paper uses
@@ -181,7 +182,12 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
         side.used_evidence.setdefault(component.kind, component.evidence)
     side.unmentioned = _unmentioned_techniques(spec, reading, used)
     side.unweighted = unweighted_terms(spec)
+    side.library_defaults = next((evidence for evidence, _ in delegations(reading) if _LIBRARY_DEFAULTS_RE.search(evidence.quote)), None)
     return side
+
+
+# A sentence that keeps a library's defaults: "PyTorch's default parameters", "the default settings of Adam".
+_LIBRARY_DEFAULTS_RE = re.compile(r"\bdefault\s+(?:hyper-?parameters|parameters|settings|values)\b", re.I)
 
 
 def _unmentioned_techniques(spec: PaperSpec, reading: Reading, used: list) -> dict[str, Evidence]:
@@ -440,6 +446,38 @@ def _where_given(site: ValueSite, file: FileIndex, by_line: dict[tuple[str, int]
     if is_training_setting(site.normalized_name or "") and site_stage(given) not in (None, "training"):
         return given  # `def aug_prompt(..., lr=0.1)` of an inference pipeline, passed on to an optimizer there
     return site.model_copy(update={"name": given.name, "raw": given.raw, "location": given.location, "resolved_from": None, "kind": given.kind})
+
+
+def _check_library_default(site: ValueSite, side: PaperFacts) -> Finding | None:
+    """A value the code passes where the paper keeps the library's defaults ("AdamW with PyTorch's
+    default parameters"): compared with that very call's default, where paperlens knows it."""
+    if side.library_defaults is None or site.kind != "keyword" or not site.call or site.normalized_name in side.facts:
+        return None
+    signature = code_vocabulary().signature(site.call)
+    parameter, _, element = site.name.partition("[")
+    default = signature.defaults.get(parameter) if signature is not None else None
+    if element and isinstance(default, (list, tuple)):
+        index = int(element.rstrip("]"))
+        default = default[index] if index < len(default) else None
+    if isinstance(default, bool) or not isinstance(default, (int, float)) or not isinstance(site.value, (int, float)) or isinstance(site.value, bool):
+        return None
+    if not site.live or site.overridden or math.isclose(site.value, default, rel_tol=1e-9, abs_tol=1e-15):
+        return None
+    return Finding(
+        id=_site_id("divergence", site.normalized_name or parameter, site.location),
+        kind="divergence",
+        severity="warning",
+        confidence=0.7,
+        confidence_note=f"the paper keeps the library's defaults; {site.call}'s {parameter} defaults to {_number(float(default))}",
+        message=f"{site.name} = {site.raw} here, but the paper keeps {signature.component}'s defaults ({parameter} {_number(float(default))})",
+        setting=site.normalized_name or parameter,
+        component=site.component,
+        code=site.location,
+        code_value=site.raw,
+        paper_value=_number(float(default)),
+        paper=[side.library_defaults],
+        fixes=[Fix(kind="record-deviation", title="Record this as a deliberate deviation")],
+    )
 
 
 def _check_loss_weight(site: ValueSite, side: PaperFacts) -> Finding | None:
@@ -795,7 +833,12 @@ def check_file(root: Path, facts: PaperFacts, file: FileIndex, context: Workspac
     own_variants, by_line = _variants_of(file), _values_by_line([file])
     for site in file.values:
         given = _where_given(site, file, by_line)
-        for finding in (_check_value(root, given, facts, context, file, cited, own_variants), _check_loss_weight(given, facts)):
+        checks = (
+            _check_value(root, given, facts, context, file, cited, own_variants),
+            _check_loss_weight(given, facts),
+            _check_library_default(given, facts),
+        )
+        for finding in checks:
             if finding is not None:
                 found.setdefault(finding.id, finding)
     return [_recorded(f, facts.decisions) for f in found.values()]
