@@ -590,3 +590,20 @@ def test_a_paper_that_keeps_the_libraries_defaults_is_checked_against_that_calls
     found = [(f.setting, f.code_value, f.paper_value) for f in _check(tmp_path, body, {"train.py": code}) if f.kind == "divergence"]
     assert found == [("beta2", "0.95", "0.999")]  # β1 and ε are torch's defaults; the learning rate is stated
     assert [f for f in _check(tmp_path, TRAINING, {"train.py": code}) if f.kind == "divergence"] == []
+
+
+def test_the_start_of_a_running_minimum_is_no_setting(tmp_path):
+    files = {
+        "engine.py": """
+            def log_lrs(groups):
+                min_lr, max_lr = 10.0, 0.0
+                min_lr = 10.
+                for group in groups:
+                    min_lr = min(min_lr, group["lr"])
+                return min_lr
+            print(log_lrs([]))
+            """,
+        "train.py": "lr = 1.0\nmin_lr = 1e-6\n",
+    }
+    body = TRAINING + "The learning rate follows a cosine schedule.\n"  # whose floor is never stated
+    assert [(f.code.file, f.setting) for f in _check(tmp_path, body, files)] == [("train.py", "learning_rate"), ("train.py", "min_learning_rate")]

@@ -26,7 +26,7 @@ Overridden: a default that a call passes explicitly (by name, by position, or th
 or functools.partial), a field or command-line default an attribute assignment replaces
 (`cfg.lr = ...`, `parser.set_defaults(lr=...)`), and any value that flowed from such a default.
 
-Not settings, so no sites: the start of a running total, a name its scope accumulates into
+Not settings, so no sites: the start of a running total or extreme (`low = min(low, x)`), a name its scope accumulates into
 (`total_tokens += n`, `step = step + 1`; for `self.seen += n` in a method, the class is the scope),
 when it counts up or starts at 0 (a countdown from another value, `budget = 1000; budget -= 1`,
 starts from a setting); and a zero weight decay in an optimizer's parameter group (a dict with a
@@ -373,7 +373,7 @@ class _Indexer:
         dropped: set[int] = set()
         for owner, name, value, start, end in self._starts:
             operators = owner.accumulated.get(name)
-            if operators and ("+" in operators or (type(value) is float and value == 0)):
+            if operators and ("+" in operators or "extreme" in operators or (type(value) is float and value == 0)):
                 dropped.update(range(start, end))
         if dropped:
             self.values = [site for position, site in enumerate(self.values) if position not in dropped]
@@ -383,12 +383,16 @@ class _Indexer:
         if owner is not None and len(self.values) > before:
             self._starts.append((owner, name, value, before, len(self.values)))
 
-    def _accumulate(self, target: ast.expr, operator_node: ast.operator, scope: _Scope) -> None:
-        """`total += x`, `total = total - x`, `self.seen += n`: the target is a running total."""
+    def _accumulate(self, target: ast.expr, operator_node: ast.operator | ast.Call, scope: _Scope) -> None:
+        """`total += x`, `total = total - x`, `self.seen += n`: the target is a running total;
+        `low = min(low, x)`: a running extreme (its start, `10.` or `inf`, is a sentinel)."""
         kind = type(operator_node)
-        if kind is not ast.Add and kind is not ast.Sub:
+        if kind is ast.Call:
+            sign = "extreme"
+        elif kind is ast.Add or kind is ast.Sub:
+            sign = "+" if kind is ast.Add else "-"
+        else:
             return  # `lr *= 0.1` decays a setting
-        sign = "+" if kind is ast.Add else "-"
         if type(target) is ast.Name:
             scope.owner_of(target.id).accumulated.setdefault(target.id, set()).add(sign)
         elif type(target) is ast.Attribute and _root_name(target) in ("self", "cls") and type(target.value) is ast.Name:
@@ -568,6 +572,8 @@ class _Indexer:
         value = node.value
         if len(node.targets) == 1 and type(value) is ast.BinOp and _same_target(node.targets[0], value):
             self._accumulate(node.targets[0], value.op, scope)  # total = total + x
+        elif len(node.targets) == 1 and _running_extreme(node.targets[0], value):
+            self._accumulate(node.targets[0], value, scope)  # min_lr = min(min_lr, group["lr"])
 
     def _annotated_assign(self, node: ast.AnnAssign, scope: _Scope) -> None:
         self._names_used(node.annotation)
@@ -1421,6 +1427,18 @@ def _string_items(node: ast.expr) -> list[str]:
     if type(node) in (ast.List, ast.Tuple):
         return [e.value for e in node.elts if type(e) is ast.Constant and type(e.value) is str]
     return []
+
+
+def _running_extreme(target: ast.expr, value: ast.expr) -> bool:
+    """`low = min(low, x)`, `self.best = max(self.best, acc)`: a name kept as the extreme seen so far."""
+    written = _dotted(target) if type(target) in (ast.Name, ast.Attribute) else None
+    return (
+        written is not None
+        and type(value) is ast.Call
+        and type(value.func) is ast.Name
+        and value.func.id in ("min", "max")
+        and any(_dotted(argument) == written for argument in value.args)
+    )
 
 
 def _same_target(target: ast.expr, value: ast.BinOp) -> bool:
