@@ -607,3 +607,16 @@ def test_the_start_of_a_running_minimum_is_no_setting(tmp_path):
     }
     body = TRAINING + "The learning rate follows a cosine schedule.\n"  # whose floor is never stated
     assert [(f.code.file, f.setting) for f in _check(tmp_path, body, files)] == [("train.py", "learning_rate"), ("train.py", "min_learning_rate")]
+
+
+def test_a_value_only_logged_sets_nothing(tmp_path):
+    files = {
+        "train.py": """
+            import wandb
+            wandb.init(config={"learning_rate": 0.02})
+            wandb.log({"lr": 0.1, "epoch": 3})
+            print(dict(lr=0.7))
+            opt = torch.optim.AdamW(params, lr=0.9)
+            """,
+    }
+    assert [(f.code.line + 1, f.code_value) for f in _check(tmp_path, TRAINING, files) if f.setting == "learning_rate"] == [(6, "0.9")]

@@ -57,6 +57,7 @@ class CodeVocabulary:
     part_settings: frozenset[str]
     distributed_modules: tuple[str, ...]
     entry_points: frozenset[str]  # functions called by name from outside the code (main, get_config)
+    reporting_calls: tuple[str, ...]  # dotted-name endings of calls that only print, log or track
     loss_terms: dict[str, str]  # a word of a loss weight's name → the term's name in the paper (discriminator → gan)
     # A code name's words in another order (`num_steps_train`), for names listed in one order only.
     unordered_names: dict[frozenset[str], str]
@@ -122,6 +123,7 @@ def code_vocabulary() -> CodeVocabulary:
         part_settings=frozenset(data["part_settings"]),
         distributed_modules=tuple(data["distributed_modules"]),
         entry_points=frozenset(data["entry_points"]),
+        reporting_calls=tuple(data["reporting_calls"]),
         loss_terms={word: term for term, words in data["loss_terms"].items() for word in words},
         unordered_names=_unordered(names),
     )

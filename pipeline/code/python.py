@@ -26,7 +26,8 @@ Overridden: a default that a call passes explicitly (by name, by position, or th
 or functools.partial), a field or command-line default an attribute assignment replaces
 (`cfg.lr = ...`, `parser.set_defaults(lr=...)`), and any value that flowed from such a default.
 
-Not settings, so no sites: the start of a running total or extreme (`low = min(low, x)`), a name its scope accumulates into
+Not settings, so no sites: what a reporting call is given (`wandb.log({"lr": 0.1})`, `print(dict(lr=...))`:
+code.yaml `reporting_calls`), the start of a running total or extreme (`low = min(low, x)`), a name its scope accumulates into
 (`total_tokens += n`, `step = step + 1`; for `self.seen += n` in a method, the class is the scope),
 when it counts up or starts at 0 (a countdown from another value, `budget = 1000; budget -= 1`,
 starts from a setting); and a zero weight decay in an optimizer's parameter group (a dict with a
@@ -850,6 +851,15 @@ class _Indexer:
             return pending + node.args + [keyword.value for keyword in node.keywords]
         if last == "dict" and type(func) is ast.Name and "dict" not in scope.env:
             return pending + self._dict_entries(_dict_call_entries(node), scope, container, "")
+        if dotted and any(dotted == end or dotted.endswith("." + end) for end in self.vocabulary.reporting_calls):
+            # `wandb.log({"lr": 0.1})` reports what it is given: its dicts set nothing (calls in it still run)
+            reported = []
+            for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
+                if type(argument) is ast.Dict or (type(argument) is ast.Call and _dotted(argument.func) == "dict"):
+                    self._names_used(argument)
+                else:
+                    reported.append(argument)
+            return pending + reported
         if last in ("isinstance", "issubclass") and len(node.args) == 2:
             self._names_used(node.args[1])  # isinstance(m, nn.LayerNorm) uses no LayerNorm
             return [node.args[0]]
