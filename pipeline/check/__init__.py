@@ -731,11 +731,11 @@ def _check_components(
                 )
             )
     for kind, (label, needed_by, evidence) in side.unstated_kinds.items():
-        reported = set()
+        guessed_in: set[str] = set()  # once per file
         for site in sites:
-            if site.kind != kind or not site.live or site.location.file in reported or not _in_a_training_run(site.location.file, context):
+            if site.kind != kind or not site.live or site.location.file in guessed_in or not _in_a_training_run(site.location.file, context):
                 continue
-            reported.add(site.location.file)
+            guessed_in.add(site.location.file)
             subject = "the training" if needed_by == "training" else needed_by
             findings.append(
                 Finding(
