@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from pathlib import Path
 
@@ -147,3 +148,13 @@ def test_the_config_files_a_command_names_are_loaded_by_its_run():
         ("delete_sd.yaml", 1, "delete_sd"),
         ("configs/coco/eomt.yaml", 2, "configs/coco/eomt.yaml"),
     ]
+
+
+def test_a_fifo_or_an_undecodable_script_without_an_extension_never_stops_the_index(tmp_path):
+    os.mkfifo(tmp_path / "train")  # opening it to read its `#!` line would wait forever
+    (tmp_path / "run").write_bytes(b"#!/bin/bash\n\xff\xfe python main.py --lr 1\n")
+    (tmp_path / "main.py").write_text(MAIN)
+    index = index_workspace(tmp_path)
+    assert sorted(file.file for file in index.files) == ["main.py", "run"]
+    [problem] = [p.message for f in index.files if f.file == "run" for p in f.problems]
+    assert "not UTF-8" in problem
