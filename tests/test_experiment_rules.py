@@ -620,3 +620,11 @@ def test_a_value_only_logged_sets_nothing(tmp_path):
             """,
     }
     assert [(f.code.line + 1, f.code_value) for f in _check(tmp_path, TRAINING, files) if f.setting == "learning_rate"] == [(6, "0.9")]
+
+
+def test_a_part_may_prefix_a_clipping_or_ema_setting_but_not_a_rate_or_a_dropout():
+    from paperlens.pipeline.code.knowledge import normalize_name
+
+    assert [normalize_name(n) for n in ("diffusion_grad_clip", "generator_ema_decay", "disc_lr", "class_dropout_prob")] == [
+        "grad_clip_norm", "ema_decay", None, None,
+    ]  # fmt: skip

@@ -57,6 +57,7 @@ class CodeVocabulary:
     part_settings: frozenset[str]
     distributed_modules: tuple[str, ...]
     entry_points: frozenset[str]  # functions called by name from outside the code (main, get_config)
+    prefixed_settings: frozenset[str]  # settings a name may prefix with its part (diffusion_grad_clip)
     reporting_calls: tuple[str, ...]  # dotted-name endings of calls that only print, log or track
     loss_terms: dict[str, str]  # a word of a loss weight's name → the term's name in the paper (discriminator → gan)
     # A code name's words in another order (`num_steps_train`), for names listed in one order only.
@@ -123,6 +124,7 @@ def code_vocabulary() -> CodeVocabulary:
         part_settings=frozenset(data["part_settings"]),
         distributed_modules=tuple(data["distributed_modules"]),
         entry_points=frozenset(data["entry_points"]),
+        prefixed_settings=frozenset(data["prefixed_settings"]),
         reporting_calls=tuple(data["reporting_calls"]),
         loss_terms={word: term for term, words in data["loss_terms"].items() for word in words},
         unordered_names=_unordered(names),
@@ -215,6 +217,10 @@ def normalize_name(name: str) -> str | None:
         return vocabulary.names[key]
     if (unordered := vocabulary.unordered_names.get(frozenset(key.split("_")))) is not None:
         return unordered
+    words = key.split("_")
+    for start in range(1, len(words) - 1):  # `diffusion_grad_clip`: the part, then the setting
+        if vocabulary.names.get("_".join(words[start:])) in vocabulary.prefixed_settings:
+            return vocabulary.names["_".join(words[start:])]
     letter = vocabulary.letters.get(key, key)
     if letter in vocabulary.greek:
         return vocabulary.greek[letter]
