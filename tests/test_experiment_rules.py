@@ -628,3 +628,20 @@ def test_a_part_may_prefix_a_clipping_or_ema_setting_but_not_a_rate_or_a_dropout
     assert [normalize_name(n) for n in ("diffusion_grad_clip", "generator_ema_decay", "disc_lr", "class_dropout_prob")] == [
         "grad_clip_norm", "ema_decay", None, None,
     ]  # fmt: skip
+
+
+def test_a_paragraphs_lead_scopes_its_values_and_a_config_that_instantiates_a_class_names_its_runs(tmp_path):
+    body = r"""
+\section{Method}
+\paragraph{Training.} We follow [rcg] for training details of the tokenizer. We use AdamW with a batch size of 2048. No weight decay is applied.
+
+\paragraph{Training.} Our generator is trained for 400 epochs with AdamW. A weight decay of 0.05 is applied.
+"""
+    files = {
+        "configs/tokenizer.yaml": "trainer:\n  target: engine.tok_trainer.TokTrainer\n  params:\n    blr: 2.5e-5\n",
+        "configs/generator.yaml": "trainer:\n  target: engine.gen_trainer.GenTrainer\n",
+        "engine/tok_trainer.py": "class TokTrainer:\n    def __init__(self, blr=1e-4):\n        self.opt = make_optimizer(lr=blr, weight_decay=0.05)\n",
+        "engine/gen_trainer.py": "class GenTrainer:\n    def __init__(self):\n        self.opt = make_optimizer(weight_decay=0.05)\n",
+    }
+    found = [(f.code.file, f.setting, f.severity) for f in _check(tmp_path, body, files) if f.kind == "divergence"]
+    assert found == [("engine/tok_trainer.py", "weight_decay", "error")]  # blr's default is the config's 2.5e-5

@@ -40,7 +40,7 @@ from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_sta
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
 from .loss_terms import unweighted_terms, weighted_term
-from .scope import fits, fold, for_a_baseline, table_scope, holds_no_run, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
+from .scope import fits, fold, for_a_baseline, paragraph_scope, table_scope, holds_no_run, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
 from .units import code_measure, comparable, paper_measure
 
 # Component kinds where a paper naming one and the code using another is a divergence. Activations
@@ -123,7 +123,9 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
         if isinstance(stated.value, float) and math.isfinite(stated.value):
             evidence = Evidence(quote=stated.text, location=stated.location)
             if stated.source == "text":
-                scope = scope_of(stated.text, stated.raw_value, previous.get(stated.text, ""))
+                scope = scope_of(stated.text, stated.raw_value, previous.get(stated.text, "")) or paragraph_scope(
+                    _lead_sentence(spec, stated.text)
+                )
             else:
                 scope = table_scope(stated.name, _caption_of(spec, stated.location))
             fact = _Fact(stated.value, stated.raw_value, stated.unit, stated.component, evidence, scope=scope)
@@ -256,6 +258,14 @@ def _caption_of(spec: PaperSpec, location: Location) -> str | None:
     return None
 
 
+def _lead_sentence(spec: PaperSpec, sentence: str) -> str:
+    """The first sentence of the paragraph a sentence stands in, past a run-in heading ("Training.");
+    none when it is that sentence."""
+    paragraph = next((p.text for p in spec.paragraphs if sentence in p.text), "")
+    lead = next((part for part in paragraph.split(". ") if len(part.split()) > 3), "")
+    return "" if sentence.startswith(lead) else lead
+
+
 def _previous_sentences(spec: PaperSpec, sentences: set[str]) -> dict[str, str]:
     """The text before each of `sentences` in its paragraph, back to the sentence before it."""
     found = {}
@@ -368,6 +378,9 @@ class WorkspaceContext:
     has_scripts: bool = False  # the workspace has Python files: its notebooks are demos, not its runs
     # Words of file paths that only some files' paths have (checkerboard, not the package's name).
     rare_path_words: frozenset[str] = frozenset()
+    # Per Python file, the folded paths of the config files that instantiate its classes (a
+    # `target:` naming them): `configs/tokenizer_xl.yaml` says what runs diffusion_trainer.py makes.
+    run_configs: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     # The values of the settings each file sets, by variant family (scope.py::variant_families).
     variants: dict[str, dict[tuple[str, ...], tuple[float, ...]]] = field(default_factory=dict, hash=False, compare=False)
 
@@ -382,11 +395,30 @@ class WorkspaceContext:
             has_scripts=any(file.language == "python" for file in index.files),
             rare_path_words=_rare_path_words([file.file for file in index.files]),
             variants={file.file: _variants_of(file) for file in index.files},
+            run_configs=_run_configs(index),
         )
 
     def variant_values(self, family: tuple[str, ...], file: str, own: dict[tuple[str, ...], tuple[float, ...]]) -> list[float]:
         """The values the family's sites give: `own`, those of `file` as it is now, and the rest's as last read."""
         return [*own.get(family, ()), *(v for other, families in self.variants.items() if other != file for v in families.get(family, ()))]
+
+
+def _run_configs(index: CodeIndex) -> dict[str, str]:
+    """Per Python file, the folded paths of the config files whose targets name one of its classes
+    (a class several files define names none of them)."""
+    defined: dict[str, list[str]] = {}
+    for file in index.files:
+        if file.language == "python":
+            for function in file.functions:
+                if function.kind == "class" and "." not in function.qualname:
+                    defined.setdefault(function.name, []).append(file.file)
+    configs: dict[str, set[str]] = {}
+    for file in index.files:
+        if file.language not in ("python", "shell", "markdown", "notebook"):
+            for name in file.imported_names:
+                if len(defined.get(name, ())) == 1:
+                    configs.setdefault(defined[name][0], set()).add(fold(file.file))
+    return {python: " ".join(sorted(paths)) for python, paths in configs.items()}
 
 
 def _path_words(path: str) -> set[str]:
@@ -534,7 +566,7 @@ def _check_value(
         if not facts:
             return None  # the paper states it only in another measure ("4M tokens"): another quantity
         # "The decoder is a DiT with a patch size of 2" says nothing of an encoder's patch size.
-        here = site_context(site)
+        here = site_context(site) + context.run_configs.get(file.file, "")
         told = [
             fact
             for fact in facts

@@ -79,6 +79,12 @@ def scope_of(sentence: str, raw_value: str, previous: str = "") -> frozenset[str
     return frozenset()
 
 
+def paragraph_scope(lead: str) -> frozenset[str]:
+    """What a paragraph's first sentence says the paragraph is about ("We follow [RCG] for training
+    details of the tokenizer."): the scope of a value its own sentence gives none."""
+    return _names_of(_MATH_OR_CITATION_RE.sub(lambda m: " " * len(m.group()), lead))
+
+
 _COLUMN_RE = re.compile(r"\[([^\[\]]+)\]\s*$")
 
 

@@ -111,6 +111,10 @@ class _Flattener:
             if key in self.vocabulary.target_keys and type(child.value) is str and child.entries is None:
                 target = child.value
                 arguments = [k for k, _ in node.entries if k not in self.vocabulary.target_keys]
+                # LightningCLI's `init_args:`, latent diffusion's `params:`: the call's arguments one level down
+                for wrapper, inner in node.entries:
+                    if wrapper in ("init_args", "params") and inner.entries is not None:
+                        arguments = [a for a in arguments if a != wrapper] + [k for k, _ in inner.entries]
                 signature = self._target(child, arguments, parent)
         for key, child in node.entries:
             name = f"{prefix}.{key}" if prefix else key
