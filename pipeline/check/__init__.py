@@ -491,7 +491,8 @@ def _check_library_default(site: ValueSite, side: PaperFacts) -> Finding | None:
     if element and isinstance(default, (list, tuple)):
         index = int(element.rstrip("]"))
         default = default[index] if index < len(default) else None
-    if isinstance(default, bool) or not isinstance(default, (int, float)) or not isinstance(site.value, (int, float)) or isinstance(site.value, bool):
+    numbers = (default, site.value)
+    if any(isinstance(number, bool) or not isinstance(number, (int, float)) for number in numbers):
         return None
     if not site.live or site.overridden or math.isclose(site.value, default, rel_tol=1e-9, abs_tol=1e-15):
         return None

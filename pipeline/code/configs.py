@@ -3,8 +3,9 @@
 Nested keys are flattened with dots (`optimizer.lr`), list items with an index (`defaults[0]`); a list
 of numbers is one value, as a tuple (`betas: [0.9, 0.95]` → "(0.9, 0.95)"). A key is normalized by
 its last part through the code vocabulary, or by the signature of the callable a sibling `_target_`
-(Hydra), `type` (mmcv), `class_path` (LightningCLI, with `init_args`) or `target` (with `params`) names. A Hydra interpolation
-`${optimizer.lr}` takes the value it points to. A malformed file is a Problem, never an exception.
+(Hydra), `type` (mmcv), `class_path` (LightningCLI, with `init_args`) or `target` (latent diffusion,
+with `params`) names. A Hydra interpolation `${optimizer.lr}` takes the value it points to. A
+malformed file is a Problem, never an exception.
 """
 
 from __future__ import annotations

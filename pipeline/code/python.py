@@ -18,16 +18,17 @@ Live: code after return/raise/continue/break/sys.exit() in the same block (or af
 ends so on every branch), the body of a condition that constants decide (`if False:`,
 `if TYPE_CHECKING:`, `if USE_OLD:` with `USE_OLD = False`, the `else` of `while True:`) and a
 module-level function or class its file never uses (no reference, no registering decorator, not in
-`__all__`, no entry point such as `main` or `get_config`: code.yaml `entry_points`) is dead. Read alone, a file can be imported by others, so only private
-(`_name`) definitions count as unused; the workspace pass decides the public ones by what other
-files import.
+`__all__`, no entry point such as `main` or `get_config`: code.yaml `entry_points`) is dead. Read
+alone, a file can be imported by others, so only private (`_name`) definitions count as unused; the
+workspace pass decides the public ones by what other files import.
 
 Overridden: a default that a call passes explicitly (by name, by position, or through *args/**kwargs
 or functools.partial), a field or command-line default an attribute assignment replaces
 (`cfg.lr = ...`, `parser.set_defaults(lr=...)`), and any value that flowed from such a default.
 
-Not settings, so no sites: what a reporting call is given (`wandb.log({"lr": 0.1})`, `print(dict(lr=...))`:
-code.yaml `reporting_calls`), the start of a running total or extreme (`low = min(low, x)`), a name its scope accumulates into
+Not settings, so no sites: what a reporting call is given (`wandb.log({"lr": 0.1})`,
+`print(dict(lr=...))`: code.yaml `reporting_calls`), the start of a running total or extreme
+(`low = min(low, x)`), a name its scope accumulates into
 (`total_tokens += n`, `step = step + 1`; for `self.seen += n` in a method, the class is the scope),
 when it counts up or starts at 0 (a countdown from another value, `budget = 1000; budget -= 1`,
 starts from a setting); and a zero weight decay in an optimizer's parameter group (a dict with a
@@ -507,7 +508,8 @@ class _Indexer:
         for arg, default in defaults:
             evaluation = self._evaluate(default, scope.env)
             location = self.text.location_of_node(default)
-            self._value(arg.arg, evaluation, default, "function-default", call=qualname, always=True)  # unnamed too: a value flowing from it is overridden with it
+            # A site whatever its name: a value flowing from it is overridden with it (`p=class_drop`).
+            self._value(arg.arg, evaluation, default, "function-default", call=qualname, always=True)
             if evaluation.value is not None:
                 env[arg.arg] = _Binding(evaluation.value, location, from_default=True)
             self._expression(default, scope)
