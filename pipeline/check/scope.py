@@ -194,6 +194,7 @@ def paper_names(texts: list[str]) -> frozenset[str]:
     return frozenset(fold(name) for name in names if len(fold(name)) >= 3 and not _is_component(name))  # AdamW is no experiment
 
 
+@functools.lru_cache(maxsize=4096)  # asked for every site of a file, and again after each edit
 def outside_the_paper(file: str, directories: frozenset[str], names: frozenset[str], folded_prose: str) -> bool:
     """Whether a file stands in a folder named for something the paper never mentions while a sibling
     folder is named for something it does (`configs/dinov3/` beside `configs/dinov2/`)."""

@@ -8,6 +8,7 @@ a file whose flags do not change keeps its very FileIndex object.
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -331,12 +332,19 @@ def _dead_spans(index: FileIndex, facts: WorkspaceFacts) -> list[tuple[tuple[int
 
 def _with_liveness(sites: list, dead: list[tuple[tuple[int, int], tuple[int, int]]]) -> list:
     """The sites with `live` set from the dead spans; the same list when no site changes."""
+    # The spans merged into disjoint ones, sorted, so each site is one bisection (spans nest and overlap).
+    merged: list[list[tuple[int, int]]] = []
+    for start, end in sorted(dead):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    starts = [start for start, _ in merged]
     changes = {}
     for position, site in enumerate(sites):
-        live = True
-        if dead:
-            point = (site.location.line, site.location.column)
-            live = not any(start <= point <= end for start, end in dead)
+        point = (site.location.line, site.location.column)
+        at = bisect.bisect_right(starts, point) - 1
+        live = at < 0 or point > merged[at][1]
         if live != site.live:
             changes[position] = live
     if not changes:
