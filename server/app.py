@@ -71,7 +71,8 @@ class PaperlensServer(LanguageServer):
         self.unimplemented: list[Finding] = []  # the paper's equations and algorithms no code cites
         self.file_indexes: dict[str, FileIndex] = {}
         self.indexed_sources: dict[str, str] = {}  # the text each of file_indexes was read from
-        self.other_files: dict[str, OtherFiles] = {}  # per open document, what the rest of the index says of it
+        # Per open document, the index it was gathered from and what the rest of that index says of it.
+        self.other_files: dict[str, tuple[CodeIndex, OtherFiles]] = {}
         self.diagnostics: dict[str, dict[str, list[lsp.Diagnostic]]] = {}
         self.changed_on_disk: set[Path] = set()
         self.coalescing: asyncio.TimerHandle | None = None
@@ -106,7 +107,6 @@ class PaperlensServer(LanguageServer):
             self.root, include=self.workspace_settings.include, exclude=self.workspace_settings.exclude, previous=self.index, progress=progress
         )
         self.context = WorkspaceContext.of(self.index)
-        self.other_files.clear()
         # What the paper has and no code cites: shown in the paper, where it has a place.
         self.unimplemented = unimplemented(self.spec, self.index) if self.spec else []
         # The index lives as long as the server: keep the collector from walking it after every edit.
@@ -123,8 +123,10 @@ class PaperlensServer(LanguageServer):
             file_index = index_document(relative, source)
         index = self.index or CodeIndex(root=str(self.root))
         # As `check` sees it: what the rest of the workspace's calls override, imports and launches.
-        if (others := self.other_files.get(relative)) is None:
-            others = self.other_files[relative] = OtherFiles.of([f for f in index.files if f.file != relative])
+        gathered_from, others = self.other_files.get(relative, (None, None))
+        if gathered_from is not index or others is None:  # a reload replaces the index: gather again
+            others = OtherFiles.of([f for f in index.files if f.file != relative], relative)
+            self.other_files[relative] = (index, others)
         file_index = settle_one(file_index, others)
         self.file_indexes[relative], self.indexed_sources[relative] = file_index, source
         findings = check_open_file(self.root, self.spec, self.facts, index, self.context, file_index, source)

@@ -34,3 +34,24 @@ def test_every_file_analysed_as_an_editor_holds_it_gets_the_clis_findings(reposi
         if editor != cli.get(file.file, set()):
             differing[file.file] = (sorted(cli.get(file.file, set()) - editor), sorted(editor - cli.get(file.file, set())))
     assert differing == {}
+
+
+def test_an_open_script_a_launcher_runs_keeps_only_its_own_commands_flags(tmp_path):
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "main.tex").write_text(
+        "\\documentclass{article}\\begin{document}\\section{Method}\nWe train with AdamW and a learning rate of 3e-4 for 100 epochs.\n\\end{document}\n"
+    )
+    workspace = tmp_path / "code"
+    workspace.mkdir()
+    (workspace / "run.sh").write_text("python train.py --epochs 100\npython eval.py --lr 0.5\n")
+    parser = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--lr', type=float, default=0.1)\np.add_argument('--epochs', type=int, default=1)\n"
+    (workspace / "train.py").write_text(parser)
+    (workspace / "eval.py").write_text(parser)
+    server = PaperlensServer()
+    server.root = workspace.resolve()
+    server.settings = server.settings.model_copy(update={"paper": str(tmp_path / "paper" / "main.tex")})
+    server.load_paper()
+    server.load_workspace()
+    cli = {f.id for f in check(server.root, server.spec, server.index, server.decisions, server.facts).findings if f.code and f.code.file == "train.py"}
+    assert any(":learning_rate:train.py:" in finding for finding in cli)  # eval's --lr is eval's
+    assert {f.id for f in server.analyse("train.py", parser)} == cli

@@ -645,3 +645,30 @@ def test_a_paragraphs_lead_scopes_its_values_and_a_config_that_instantiates_a_cl
     }
     found = [(f.code.file, f.setting, f.severity) for f in _check(tmp_path, body, files) if f.kind == "divergence"]
     assert found == [("engine/tok_trainer.py", "weight_decay", "error")]  # blr's default is the config's 2.5e-5
+
+
+def test_what_a_second_reading_found_misread_stays_silent(tmp_path):
+    spec = _paper(tmp_path / "paper", r"""
+\section{Method}
+If we do not use dropout, the model overfits quickly. Training without weight decay degrades the FID from 2.1 to 3.4.
+Dropout is turned off during evaluation. We train with a batch size of 256 for ImageNet, and 2 for the patch size.
+The base learning rate of 1.5e-4 is scaled linearly with the total batch size over 8 GPUs.
+""")
+    assert [(h.normalized_name, h.value) for h in spec.hyperparameters if h.normalized_name in ("dropout", "weight_decay", "batch_size")] == [("batch_size", 256)]
+    from paperlens.pipeline.check import paper_facts
+
+    assert [f.value for f in paper_facts(spec, DecisionsFile()).facts["learning_rate"]] == [1.5e-4]  # 8 GPUs is no rule's base
+    clamped = index_workspace_of(tmp_path / "clamp", {"train.py": "batch_size = 64\nbatch_size = min(batch_size, len(data))\n"})
+    assert [(s.name, s.raw) for f in clamped.files for s in f.values] == [("batch_size", "64")]  # a clamp keeps its setting
+    body = TRAINING.replace("with AdamW and", "with AdamW, with PyTorch's default parameters otherwise, and")
+    code = "import torch\nnorm = torch.nn.LayerNorm(768, eps=1e-6)\nloader = torch.utils.data.DataLoader(ds, num_workers=8)\n"
+    assert [f for f in _check(tmp_path / "defaults", body, {"train.py": code}) if f.kind == "divergence"] == []
+    adversarial = TRAINING + r"The loss is $\mathcal{L} = \mathcal{L}_{rec} + \mathcal{L}_{adv}$." + "\n"
+    assert [f.code_value for f in _check(tmp_path / "adv", adversarial, {"c.yaml": "adv_weight: 0.1\n"}) if f.setting == "loss_weight"] == ["0.1"]
+
+
+def index_workspace_of(folder: Path, files: dict[str, str]):
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return index_workspace(folder)

@@ -217,7 +217,9 @@ def _unmentioned_techniques(spec: PaperSpec, reading: Reading, used: list) -> di
 
 # "scaled by batch size divided by 256", "lr = base_lr × batch size / 256": a linear scaling rule.
 _SCALING_RULE_RE = re.compile(
-    r"(?:scal\w*|multipl\w*|\blr\s*=)[^.;]{0,60}?batch[ -]?size\s*(?:/|÷|\\slash|divided\s+by|over)\s*\$?\s*(?P<base>\d+)", re.I
+    r"(?:scal\w*|multipl\w*|\blr\s*=)[^.;]{0,60}?batch[ -]?size\s*(?:/|÷|\\slash|divided\s+by|over)\s*\$?\s*(?P<base>\d+)"
+    r"(?!\s*(?:GPUs?|devices|nodes|processes|workers|machines)\b)",
+    re.I,
 )
 
 
@@ -487,7 +489,12 @@ def _check_library_default(site: ValueSite, side: PaperFacts) -> Finding | None:
         return None
     signature = code_vocabulary().signature(site.call)
     parameter, _, element = site.name.partition("[")
-    default = signature.defaults.get(parameter) if signature is not None else None
+    quote = side.library_defaults.quote.lower()
+    if signature is None or signature.component is None or parameter not in signature.settings:
+        return None  # not a known component's setting (a DataLoader's workers)
+    if signature.component.lower() not in quote and not (signature.kind == "optimizer" and "optimizer" in quote):
+        return None  # "AdamW with PyTorch's default parameters" keeps AdamW's, not a LayerNorm's
+    default = signature.defaults.get(parameter)
     if element and isinstance(default, (list, tuple)):
         index = int(element.rstrip("]"))
         default = default[index] if index < len(default) else None

@@ -43,7 +43,7 @@ def unweighted_terms(spec: PaperSpec) -> dict[str, Evidence]:
             continue
         equals = latex.find("=")
         for term in _TERM_RE.finditer(latex):
-            name = term["name"].lower()
+            name = code_vocabulary().loss_terms.get(term["name"].lower(), term["name"].lower())  # L_adv is L_GAN
             if term.start() < equals:
                 continue  # the sum's own name (L_REG = ...)
             if _UNWEIGHTED_BEFORE_RE.search(latex[:term.start()]):

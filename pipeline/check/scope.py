@@ -81,7 +81,9 @@ def scope_of(sentence: str, raw_value: str, previous: str = "") -> frozenset[str
 
 def paragraph_scope(lead: str) -> frozenset[str]:
     """What a paragraph's first sentence says the paragraph is about ("We follow [RCG] for training
-    details of the tokenizer."): the scope of a value its own sentence gives none."""
+    details of the tokenizer.", "The LlamaGen is trained for 400 epochs"): the scope of a value its
+    own sentence gives none. (A lead naming datasets scopes too: its values are then compared only
+    with runs named for them, which may say less, never more.)"""
     return _names_of(_MATH_OR_CITATION_RE.sub(lambda m: " " * len(m.group()), lead))
 
 

@@ -94,7 +94,7 @@ def reindex(index: CodeIndex, paths: Iterable[str], sources: Mapping[str, str] |
     sources = sources or {}
     by_path = {file.file: file for file in index.files}
     for path in paths:
-        if posixpath.splitext(path)[1].lower() not in LANGUAGES:
+        if _language_on_disk(root, path) is None and path not in by_path:
             continue
         if path in sources:
             by_path[path] = index_source(path, sources[path])
@@ -128,6 +128,12 @@ def language_of(path: str, first_line: str = "") -> str | None:
     if shebang is None:
         return None
     return "python" if shebang["interpreter"].startswith("python") else "shell"
+
+
+def _language_on_disk(folder: Path, path: str) -> str | None:
+    """`language_of` a file, its first line read only when its name has no extension (a `.png` never)."""
+    has_suffix = bool(posixpath.splitext(posixpath.basename(path))[1])
+    return language_of(path, "" if has_suffix else _first_line(folder / path))
 
 
 def _first_line(path: Path) -> str:
@@ -182,7 +188,7 @@ def workspace_files(root: Path, include: list[str] | None = None, exclude: list[
                 not name.startswith(".")
                 and any(_matches(path, pattern) for pattern in include)
                 and not _excluded(path, exclude)
-                and (posixpath.splitext(name)[1].lower() in LANGUAGES or language_of(path, _first_line(Path(directory) / name)))
+                and _language_on_disk(Path(directory), name) is not None
             ):
                 found.append(path)
     return sorted(found)
@@ -205,7 +211,7 @@ def _excluded(path: str, exclude: list[str], *, directory: bool = False) -> bool
 def _read(root: Path, path: str, previous: FileIndex | None) -> FileIndex:
     """A file's FileIndex: `previous` itself when the content is unchanged."""
     full = root / path
-    language = language_of(path, _first_line(full) if not posixpath.splitext(path)[1] else "") or "python"
+    language = _language_on_disk(root, path) or "python"
     try:
         status = full.lstat()
         if stat.S_ISLNK(status.st_mode) or ".." in path.split("/"):

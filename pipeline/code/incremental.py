@@ -826,6 +826,7 @@ _INDEXER_STATE = frozenset(
         "vocabulary", "text", "values", "components", "docstrings", "dead", "config_references", "imported",
         "definitions", "_headers", "_used", "_exported", "_aliases", "_library_star", "_module_env",
         "_local_parameters", "_calls", "assigned_attributes", "counted_attributes", "_signatures", "_starts",
+        "_loops",  # 0 between top-level statements: nothing to carry from one segment to the next
     }
 )  # fmt: skip
 _SCOPE_FIELDS = frozenset({"kind", "qualname", "env", "config_class", "parent", "accumulated", "declared"})

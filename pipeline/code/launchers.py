@@ -89,7 +89,8 @@ def _commands(source: str, *, markdown: bool) -> list[tuple[str, list[tuple[int,
         if body.startswith("$ "):
             body, column = body[2:], column + 2
         elif not pending and line.startswith("\t") and body[:1] in ("@", "-", "+"):
-            body, column = body[1:], column + 1  # a Makefile recipe's `@python train.py`: quiet, not the command
+            quiet = len(body) - len(body.lstrip("@-+"))  # a Makefile recipe's `@-python train.py`: not the command
+            body, column = body[quiet:], column + quiet
         continued = body.endswith("\\")
         pending.append((number, column, body[:-1] if continued else body))
         if continued:
@@ -141,6 +142,7 @@ def subcommand_of(command: str) -> str | None:
 
 _CONFIG_FILE_RE = re.compile(r"(?:^|=)(?P<path>[\w./-]+\.(?:ya?ml|json|toml|ini|cfg))$")
 _CONFIG_NAME_FLAGS = ("--config-name", "--config_name", "-cn")  # Hydra: a name in its config folder
+_OUTPUT_FLAG_RE = re.compile(r"^-.*(?:out|save|log|dump|result|write|export)", re.I)
 _CONFIG_NAME_LIST_RE = re.compile(r"(?:--config[-_]name|-cn)[= ]\[(?P<names>[^\]]+)\]")
 
 
@@ -157,7 +159,10 @@ def _config_references(path_rel: str, pieces: list[tuple[int, int, str]]) -> lis
                 references.append(ConfigReference(path=f"{name[0]}.yaml", location=location))
         tokens = _tokens(piece)
         for index, token in enumerate(tokens):
+            flag = token.split("=", 1)[0] if token.startswith("-") and "=" in token else (tokens[index - 1] if index else "")
             if (found := _CONFIG_FILE_RE.search(token)) is not None:
+                if _OUTPUT_FLAG_RE.search(flag):
+                    continue  # `--save results.json`: what the run writes, not what it loads
                 path = found["path"]
             elif token.split("=", 1)[0] in _CONFIG_NAME_FLAGS:
                 name = token.split("=", 1)[1] if "=" in token else (tokens[index + 1] if index + 1 < len(tokens) else "")

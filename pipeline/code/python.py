@@ -293,6 +293,7 @@ class _Indexer:
     def __init__(self, text: SourceText) -> None:
         self.vocabulary = code_vocabulary()
         self.text = text
+        self._loops = 0  # loops the statement being read stands in (a running extreme is updated in one)
         self.values: list[ValueSite] = []
         self.components: list[ComponentSite] = []
         self.docstrings: list[TextBlock] = []
@@ -575,8 +576,9 @@ class _Indexer:
         value = node.value
         if len(node.targets) == 1 and type(value) is ast.BinOp and _same_target(node.targets[0], value):
             self._accumulate(node.targets[0], value.op, scope)  # total = total + x
-        elif len(node.targets) == 1 and _running_extreme(node.targets[0], value):
-            self._accumulate(node.targets[0], value, scope)  # min_lr = min(min_lr, group["lr"])
+        elif len(node.targets) == 1 and self._loops and _running_extreme(node.targets[0], value):
+            # `min_lr = min(min_lr, group["lr"])` in a loop; not a clamp (`lr = max(lr, 1e-6)`)
+            self._accumulate(node.targets[0], value, scope)
 
     def _annotated_assign(self, node: ast.AnnAssign, scope: _Scope) -> None:
         self._names_used(node.annotation)
@@ -674,7 +676,9 @@ class _Indexer:
             self._mark_dead(node.orelse[0], node.orelse[-1])
         elif truth is False:
             self._mark_dead(node.body[0], node.body[-1])
+        self._loops += 1
         self._alternatives([node.body, node.orelse], scope)
+        self._loops -= 1
 
     def _branches(self, test: ast.expr, body: list[ast.stmt], orelse: list[ast.stmt], scope: _Scope) -> None:
         truth = self._truth(test, scope.env)
@@ -701,7 +705,9 @@ class _Indexer:
         self._expression(node.iter, scope)
         for name in _names_in_target(node.target):
             scope.env.pop(name, None)
+        self._loops += 1
         self._alternatives([node.body, node.orelse], scope)
+        self._loops -= 1
 
     def _with(self, node: ast.With | ast.AsyncWith, scope: _Scope) -> None:
         for item in node.items:

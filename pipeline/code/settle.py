@@ -83,8 +83,8 @@ def merge_calls(
     return merged
 
 
-def _facts_of(files: list[FileIndex], wanted: set[str]) -> WorkspaceFacts:
-    launched, passed = _launched(files)
+def _facts_of(files: list[FileIndex], wanted: set[str], paths: set[str] | None = None) -> WorkspaceFacts:
+    launched, passed = _launched(files, paths if paths is not None else {file.file for file in files})
     return WorkspaceFacts(
         calls=merge_calls((file.calls for file in files), wanted),
         imported=frozenset(name for file in files for name in file.imported_names),
@@ -96,10 +96,9 @@ def _facts_of(files: list[FileIndex], wanted: set[str]) -> WorkspaceFacts:
     )
 
 
-def _launched(files: list[FileIndex]) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
-    """The flags launchers pass to each script file of the workspace they run (the script as written,
-    beside the launcher or from the workspace's root), and every flag any of them passes."""
-    paths = {file.file for file in files}
+def _launched(files: list[FileIndex], paths: set[str]) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+    """The flags launchers pass to each script file of the workspace (`paths`) they run (the script as
+    written, beside the launcher or from the workspace's root), and every flag any of them passes."""
     launched: dict[str, set[str]] = {}
     passed: set[str] = set()
     for file in files:
@@ -128,12 +127,14 @@ class OtherFiles:
     facts: WorkspaceFacts  # the rest, calls aside
 
     @classmethod
-    def of(cls, files: list[FileIndex]) -> OtherFiles:
+    def of(cls, files: list[FileIndex], document: str) -> OtherFiles:
+        """What `files` say of the open `document` (a launcher's `python train.py` runs it)."""
         calls: dict[str, list[CallArguments]] = {}
         for file in files:
             for call in file.calls:
                 calls.setdefault(call.callee, []).append(call)
-        return cls({callee: tuple(c) for callee, c in calls.items()}, _facts_of(files, set()))
+        paths = {file.file for file in files} | {document}
+        return cls({callee: tuple(c) for callee, c in calls.items()}, _facts_of(files, set(), paths))
 
 
 def settle_one(file: FileIndex, others: OtherFiles) -> FileIndex:

@@ -96,6 +96,7 @@ _CLAUSE_BREAK_RE = re.compile(r"[;:]|,\s|\band\b|\bwhile\b|\bthen\b")
 _LIST_CLAUSE_BREAK_RE = re.compile(r"[;:]|\bwhile\b|\bthen\b")
 _DIGIT_RE = re.compile(r"\d")
 _FOR_EXPERIMENT_RE = re.compile(r"\s+(?:for|on)\s+(?=\S)")
+_EXPERIMENT_END_RE = re.compile(r"[,;.]|\s+and\s+")
 _PER_EXPERIMENT_RE = re.compile(r"\s+(?:for|on)\s+[^,;.]{1,40}?(?:,\s*(?:and\s+)?|\s+and\s+)(?=\$?\d)")
 _SHARE_OF_RE = re.compile(r"\s+of\s+(?:the\s+|all\s+)?")
 _HYPOTHETICAL_GAP_WORDS = 5  # "if we set τ = 1, [the loss function] reduces to"
@@ -171,12 +172,23 @@ _NEGATION_BEFORE_RE = re.compile(
 )
 _NO_SUBJECT_RE = re.compile(r"^\s*(?:is|was|are|were)\s+(?:used|applied|employed|adopted)\b", re.I)
 _NOT_USED_RE = re.compile(r"^\s*(?:is|was|are|were)\s+(?:not\s+(?:used|applied|employed|adopted)|disabled|turned\s+off)\b", re.I)
-_APPLIED_TO_A_PART_RE = re.compile(r"^[^,;.]*?\b(?:to|on|for)\s+(?:the\s+|all\s+|any\s+)?(?!training\b)\w", re.I)
+# Said of a part or a phase only: "to the biases", "in the decoder", "during evaluation", "until step 1000".
+_APPLIED_TO_A_PART_RE = re.compile(
+    r"^[^,;.]*?\b(?:to|on|for|in|during|at|until|before|after|except|when|while)\s+(?:the\s+|all\s+|any\s+)?(?!training\b)\w", re.I
+)
+# A case, a trial or an ablation, not the setup: "If we do not use dropout, ...", "training without
+# weight decay degrades the FID", "we also tried training without label smoothing".
+_NOT_THE_SETUP_RE = re.compile(
+    r"^\W*(?:if|when|whenever|unless)\b|\b(?:tried|try|ablat\w*|degrad\w*|hurts?|worse|better|drops?|improv\w*|increas\w*|decreas\w*|instead)\b",
+    re.I,
+)
 
 
 def _negated(plain: PlainText) -> Iterator[Stated]:
     """Techniques the sentence says are off (hyperparameters.yaml `off_when_negated`), each as 0."""
     text = plain.text
+    if _NOT_THE_SETUP_RE.search(text) or _is_hypothetical(text, len(text)):
+        return
     for match in hyperparameter_vocabulary().names.finditer(text):
         entry = match.value.entry
         if not entry.off_when_negated or not match.value.applies_in(text):
@@ -270,8 +282,11 @@ def _per_experiment(text: str, end: int, entry: HyperparameterEntry | None) -> l
     found: list[ReadValue] = []
     while (between := _PER_EXPERIMENT_RE.match(text, end)) is not None:
         more = read_values(text, between.end(), entry, in_parentheses=False)
-        if not more or not _FOR_EXPERIMENT_RE.match(text, more[0].end):
+        if not more or not (named := _FOR_EXPERIMENT_RE.match(text, more[0].end)):
             break  # "2048 for ImageNet and 100 epochs": another setting's value
+        stop = _EXPERIMENT_END_RE.search(text, named.end())
+        if next(hyperparameter_vocabulary().names.finditer(text, named.end(), stop.start() if stop else len(text)), None):
+            break  # "256 for ImageNet, and 2 for the patch size": another setting's value
         found.append(more[0])
         end = more[0].end
     return found
