@@ -672,3 +672,10 @@ def index_workspace_of(folder: Path, files: dict[str, str]):
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text)
     return index_workspace(folder)
+
+
+def test_a_technique_switched_off_beside_its_value_is_not_turned_on(tmp_path):
+    files = {"configs/train.yaml": "model:\n  use_ema: false\n  ema_decay: 0.9999\n"}
+    assert [f for f in _check(tmp_path, TRAINING, files) if f.kind == "guess"] == []
+    files = {"configs/train.yaml": "model:\n  use_ema: true\n  ema_decay: 0.9999\n"}
+    assert [f.setting for f in _check(tmp_path / "on", TRAINING, files) if f.kind == "guess"] == ["ema_decay"]

@@ -159,7 +159,8 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
             settings_of.setdefault(name, requirement.setting)
     reading = Reading.of(spec)
     # What a delegating sentence speaks of, in words the paper seldom uses (the checkerboard, not GMFlow).
-    spoken = {word for evidence, _ in delegations(reading) for word in re.findall(r"[a-z0-9]{4,}", evidence.quote.lower())}
+    delegating = delegations(reading)
+    spoken = {word for evidence, _ in delegating for word in re.findall(r"[a-z0-9]{4,}", evidence.quote.lower())}
     paragraphs_with = {word: sum(word in p.text.lower() for p in spec.paragraphs) for word in spoken - _GENERIC_WORDS}
     seldom = max(1, len(spec.paragraphs) // 10)
     side.delegated_words = frozenset(word for word, count in paragraphs_with.items() if count <= seldom)
@@ -182,9 +183,9 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
     for component in used:
         side.used.setdefault(component.kind, []).append(component.name)
         side.used_evidence.setdefault(component.kind, component.evidence)
-    side.unmentioned = _unmentioned_techniques(spec, reading, used)
+    side.unmentioned = _unmentioned_techniques(spec, reading, used, delegating)
     side.unweighted = unweighted_terms(spec)
-    side.library_defaults = next((evidence for evidence, _ in delegations(reading) if _LIBRARY_DEFAULTS_RE.search(evidence.quote)), None)
+    side.library_defaults = next((evidence for evidence, _ in delegating if _LIBRARY_DEFAULTS_RE.search(evidence.quote)), None)
     return side
 
 
@@ -192,7 +193,9 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
 _LIBRARY_DEFAULTS_RE = re.compile(r"\bdefault\s+(?:hyper-?parameters|parameters|settings|values)\b", re.I)
 
 
-def _unmentioned_techniques(spec: PaperSpec, reading: Reading, used: list) -> dict[str, Evidence]:
+def _unmentioned_techniques(
+    spec: PaperSpec, reading: Reading, used: list, delegating: list[tuple[Evidence, str | None]]
+) -> dict[str, Evidence]:
     """The techniques (hyperparameters.yaml `named_when_used`) no word of the paper names, each with
     where the paper describes its training: the place a reader looks for them. None when the paper
     describes no training or hands the training of its method's section to another recipe (a toy
@@ -200,7 +203,7 @@ def _unmentioned_techniques(spec: PaperSpec, reading: Reading, used: list) -> di
     training = training_evidence(reading, used)
     optimizer = next((u for u in used if u.kind == "optimizer"), None)
     training_section = top_section(spec, optimizer.section_id) if optimizer else None
-    if training is None or any(section in (None, training_section) for _, section in delegations(reading)):
+    if training is None or any(section in (None, training_section) for _, section in delegating):
         return {}  # the training follows another recipe, which may well turn them on
     words = " ".join(
         [p.text for p in spec.paragraphs]
@@ -459,6 +462,17 @@ def _cites_equation_of(site: ValueSite, cited: dict[str, set[str]], equations: f
     return any((site.call == owner or site.call.startswith(owner + ".")) and targets & equations for owner, targets in cited.items())
 
 
+def _switched_off(switch: str | None, file: FileIndex) -> bool:
+    """`use_ema: false` beside `ema_decay: 0.9999`: the technique's value is given, the technique off."""
+    if switch is None:
+        return False
+    pattern = re.compile(rf"^(?:use|enable|with|do|apply)_?{switch}|^{switch}_?(?:enabled|on)$")
+    return any(
+        site.value is False and pattern.match(site.name.rsplit(".", 1)[-1].lstrip("-").replace("-", "_").lower())
+        for site in file.values
+    )
+
+
 def _delegated_run(site: ValueSite, side: PaperFacts, context: WorkspaceContext) -> bool:
     """A run of the experiment a sentence hands to another recipe (the checkerboard's)."""
     return bool(_path_words(site.location.file) & side.delegated_words & context.rare_path_words)
@@ -688,9 +702,10 @@ def _check_value(
             ],
         )
     if name in side.unmentioned and site_stage(site) in (None, "training") and code_value != 0:
-        if _delegated_run(site, side, context):
+        entry = hyperparameter_vocabulary().entries[name]
+        if _delegated_run(site, side, context) or _switched_off(entry.technique_switch, file):
             return None
-        technique = hyperparameter_vocabulary().entries[name].technique
+        technique = entry.technique
         return Finding(
             id=_site_id("guess", name, site.location),
             kind="guess",

@@ -15,6 +15,7 @@ import re
 from ...schemas import Evidence, Location, PaperSpec, ValueSite
 from ..code.knowledge import code_vocabulary
 from ..extract.parts import appendix_sections, framing_sections
+from ..ingest.positions import span_location
 
 # A loss term: \mathcal{L}_{\mathrm{KL}}, \mathcal{L}_\text{GAN}, \mathcal L_{rec}, L_{KL}.
 _TERM_RE = re.compile(
@@ -35,7 +36,11 @@ def unweighted_terms(spec: PaperSpec) -> dict[str, Evidence]:
     formulas: list[tuple[str, Location]] = [(e.latex, e.location) for e in spec.equations if e.latex and e.section_id not in aside]
     for paragraph in spec.paragraphs:
         if paragraph.section_id not in aside:
-            formulas += [(math, paragraph.location) for math in _INLINE_MATH_RE.findall(paragraph.text) if "=" in math and "+" in math]
+            formulas += [
+                (math[1], span_location(paragraph, math.start(), math.end()))  # the formula's own place
+                for math in _INLINE_MATH_RE.finditer(paragraph.text)
+                if "=" in math[1] and "+" in math[1]
+            ]
     unweighted: dict[str, Evidence] = {}
     weighted: set[str] = set()
     for latex, location in formulas:

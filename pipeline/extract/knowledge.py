@@ -179,6 +179,7 @@ class HyperparameterEntry:
     off_when_negated: bool = False  # "no weight decay is applied" states 0
     technique: str | None = None  # the technique it turns on, a paper names when used ("gradient clipping")
     technique_words: tuple[str, ...] = ()  # the words that name that technique
+    technique_switch: str | None = None  # the word of a code switch turning it on or off (use_ema)
 
     def accepts(self, value: float) -> bool:
         if self.integer and value != int(value):
@@ -266,6 +267,7 @@ def hyperparameter_vocabulary() -> HyperparameterVocabulary:
             off_when_negated=bool(spec.get("off_when_negated")),
             technique=spec.get("named_when_used", {}).get("technique"),
             technique_words=tuple(spec.get("named_when_used", {}).get("words", ())),
+            technique_switch=spec.get("named_when_used", {}).get("switch"),
         )
         if entry.measure is not None and entry.measure not in data["unit_measures"]:
             raise ValueError(f"hyperparameters.yaml: {name}'s measure {entry.measure!r} is no unit measure")
