@@ -61,6 +61,12 @@ def anchor_at(file: FileIndex, line: int, character: int) -> Anchor | None:
     return next((a for a in file.anchors if _covers(a.location, line, character)), None)
 
 
+def items_at(spec: PaperSpec, file: FileIndex, line: int, character: int) -> list[PaperItem]:
+    """Every item the anchor under the cursor names: `Eqs. (1)-(2)` is Eq. (1) and Eq. (2)."""
+    found = [anchor_target(spec, a) for a in file.anchors if _covers(a.location, line, character)]
+    return list({id(item): item for item in found if item is not None}.values())
+
+
 def value_at(file: FileIndex, line: int, character: int) -> ValueSite | None:
     """The value site under the cursor: its value, or (on its line) its name."""
     on_line = [v for v in file.values if v.location.line == line]

@@ -16,6 +16,7 @@ from paperlens.pipeline.decisions import (
     load_decisions,
     record,
     render_decisions,
+    save_decisions,
 )
 from paperlens.pipeline.errors import DecisionsError
 from paperlens.pipeline.links import (
@@ -39,11 +40,12 @@ from paperlens.schemas import (
 )
 from pygls.capabilities import get_capability
 
-from .app import PaperlensServer, server
+from .app import PaperlensServer, _show, server
 from .convert import gap_diagnostic, to_diagnostic, to_range
 
 log = logging.getLogger("paperlens.server")
 SCAFFOLD = "paperlens.scaffoldModule"
+RECORD_DECISION = "paperlens.recordDecision"
 REFACTOR_SCAFFOLD = lsp.CodeActionKind.Refactor + ".scaffold"
 REFACTOR_GENERATE = lsp.CodeActionKind.RefactorRewrite + ".generate"
 
@@ -54,10 +56,13 @@ action_offers: list[Callable[[PaperlensServer, str], Awaitable[list[lsp.CodeActi
 action_resolvers: dict[str, Callable[[PaperlensServer, lsp.CodeAction], Awaitable[lsp.CodeAction]]] = {}
 
 
-def _whole_file_edit(uri: str, path: Path, text: str) -> lsp.WorkspaceEdit:
-    """Replace a file's text, creating the file when it does not exist."""
+def _whole_file_edit(ls: PaperlensServer, path: Path, text: str) -> lsp.WorkspaceEdit:
+    """Replace a file's text; create it first when it does not exist (only for a client that
+    creates files: see `creates_files`)."""
+    uri = path.as_uri()
     if not path.exists():
-        return lsp.WorkspaceEdit(document_changes=[lsp.CreateFile(uri=uri, options=lsp.CreateFileOptions(ignore_if_exists=True)), _insert(uri, text)])
+        # No `ignoreIfExists`: a client may then skip making the file and its folder (Neovim does).
+        return lsp.WorkspaceEdit(document_changes=[lsp.CreateFile(uri=uri), _insert(uri, text)])
     old = path.read_text(encoding="utf-8").split("\n")
     whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=len(old), character=0))
     return lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=whole, new_text=text)]})
@@ -71,6 +76,13 @@ def _insert(uri: str, text: str) -> lsp.TextDocumentEdit:
     )
 
 
+def creates_files(ls: PaperlensServer) -> bool:
+    """File creations travel only in `documentChanges`: the client must take both."""
+    operations = get_capability(ls.client_capabilities, "workspace.workspace_edit.resource_operations", None) or []
+    changes = get_capability(ls.client_capabilities, "workspace.workspace_edit.document_changes", False)
+    return bool(changes) and lsp.ResourceOperationKind.Create in operations
+
+
 def _current_decisions(ls: PaperlensServer) -> DecisionsFile:
     """The decisions file as it is on disk now; DecisionsError when it is malformed (it is then
     never rewritten, so nothing the user wrote is lost)."""
@@ -78,14 +90,37 @@ def _current_decisions(ls: PaperlensServer) -> DecisionsFile:
     return load_decisions(ls.root)
 
 
-def _decisions_edit(ls: PaperlensServer, decisions: DecisionsFile) -> lsp.WorkspaceEdit:
+def _decisions_action(ls: PaperlensServer, title: str, diagnostic: lsp.Diagnostic, changed: DecisionsFile, change: dict) -> lsp.CodeAction:
+    """An action changing the decisions file: an edit the user sees and can undo when the client can
+    make it, else a command with which the server writes the file itself once the action is chosen."""
     assert ls.root is not None
+    action = lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic])
     path = decisions_path(ls.root)
-    return _whole_file_edit(path.as_uri(), path, render_decisions(decisions))
+    if path.exists() or creates_files(ls):
+        action.edit = _whole_file_edit(ls, path, render_decisions(changed))
+    else:
+        action.command = lsp.Command(title=title, command=RECORD_DECISION, arguments=[change])
+    return action
 
 
-def _overlaps(first: int, last: int, start: int, end: int | None) -> bool:
-    return start <= last and (end if end is not None else start) >= first
+def _position(ls: PaperlensServer, uri: str, position: lsp.Position) -> tuple[int, int]:
+    """A position the client sent, as (line, code-point column)."""
+    return position.line, ls.positions.column(uri, position)
+
+
+def _holds(first: tuple[int, int], last: tuple[int, int], line: int, column: int, end_line: int | None, end_column: int | None) -> bool:
+    """Whether a span (its end inclusive: a cursor just after a value is on it) meets [first, last]."""
+    end = (end_line if end_line is not None else line, end_column if end_column is not None else column + 1)
+    return (line, column) <= last and end >= first
+
+
+def _asked_first(findings: list[Finding], context: lsp.CodeActionContext) -> list[Finding]:
+    """The findings of the request's diagnostics first, in the client's order, then the others."""
+    order: dict[str, int] = {}
+    for n, diagnostic in enumerate(context.diagnostics or []):
+        if isinstance(diagnostic.data, dict) and isinstance(diagnostic.data.get("id"), str):
+            order.setdefault(diagnostic.data["id"], n)
+    return sorted(findings, key=lambda f: order.get(f.id, len(order)))
 
 
 @server.feature(
@@ -93,61 +128,75 @@ def _overlaps(first: int, last: int, start: int, end: int | None) -> bool:
     lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, REFACTOR_SCAFFOLD, REFACTOR_GENERATE], resolve_provider=True),
 )
 async def code_actions(ls: PaperlensServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """The actions for what the request's range holds: the diagnostics the client names first."""
     uri = params.text_document.uri
-    first, last = params.range.start.line, params.range.end.line
     if ls.root is None or ls.spec is None:
         return []
+    first, last = _position(ls, uri, params.range.start), _position(ls, uri, params.range.end)
     try:
         decisions: DecisionsFile | None = await asyncio.to_thread(_current_decisions, ls)  # parsing stays off the loop
     except DecisionsError as err:
         decisions, broken = None, f"{DECISIONS_PATH} is malformed: {err}"
+    current = uri in ls.workspace.text_documents and ls.analysed_versions.get(uri) == ls.workspace.get_text_document(uri).version
     actions: list[lsp.CodeAction] = []
-    for finding in ls.findings.get(uri, []):
-        code = finding.code
-        if code is None or finding.status != "open" or not _overlaps(first, last, code.line, code.end_line):
-            continue
-        diagnostic = to_diagnostic(finding, ls.spec, ls.settings.severity)
+    held = [f for f in ls.findings.get(uri, []) if f.code is not None and f.status == "open" and _holds(first, last, f.code.line, f.code.column, f.code.end_line, f.code.end_column)]
+    for finding in _asked_first(held, params.context):
+        diagnostic = to_diagnostic(finding, uri, ls.spec, ls.positions, ls.settings.severity)
         for fix in finding.fixes:
-            action = lsp.CodeAction(title=fix.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], is_preferred=fix.kind == "use-paper-value")
             if fix.edit is not None:
-                action.edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=to_range(fix.edit.location), new_text=fix.edit.new_text)]})
+                if current:  # an edit of a version the user has since changed would land on the wrong text
+                    action = lsp.CodeAction(title=fix.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], is_preferred=fix.kind == "use-paper-value")
+                    action.edit = _document_edit(ls, uri, to_range(fix.edit.location, uri, ls.positions), fix.edit.new_text)
+                    actions.append(action)
             elif decisions is None:
-                action.disabled = lsp.CodeActionDisabled(reason=broken)
+                actions.append(lsp.CodeAction(title=fix.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], disabled=lsp.CodeActionDisabled(reason=broken)))
             elif fix.kind in ("record-deviation", "record-assumption") and finding.setting is not None:
-                reason = "TODO: say why" if finding.kind == "divergence" else "TODO: say why this value"
-                action.edit = _decisions_edit(ls, record(decisions, finding, reason))
+                changed = record(decisions, finding, _reason(finding))
+                actions.append(_decisions_action(ls, fix.title, diagnostic, changed, {"record": finding.id}))
             elif fix.kind == "ask-authors":
-                action = _ask_action(ls, decisions, finding, diagnostic)
-            else:
-                continue
-            actions.append(action)
+                actions.append(_ask_action(ls, decisions, finding, diagnostic, fix.title))
     if (paper_file := ls.paper_file(uri)) is not None:
         for gap in ls.gaps:
             where = gap.evidence[0].location
-            if where.file == paper_file and where.line is not None and _overlaps(first, last, where.line, where.end_line):
+            if where.file == paper_file and where.line is not None and _holds(first, last, where.line, where.column or 0, where.end_line, where.end_column):
+                title = f"Ask the authors: {gap.title}"
                 if decisions is None:
-                    actions.append(lsp.CodeAction(title=f"Ask the authors: {gap.title}", kind=lsp.CodeActionKind.QuickFix, disabled=lsp.CodeActionDisabled(reason=broken)))
+                    actions.append(lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, disabled=lsp.CodeActionDisabled(reason=broken)))
                 else:
-                    actions.append(_ask_action(ls, decisions, gap, gap_diagnostic(gap)))
-        actions += _scaffold_actions(ls, paper_file, first)
-    actions += _anchor_actions(ls, uri, first)
+                    actions.append(_ask_action(ls, decisions, gap, gap_diagnostic(gap, uri, ls.positions), title))
+        actions += _scaffold_actions(ls, paper_file, first[0])
+    actions += _anchor_actions(ls, uri, first[0])
     for offer in action_offers:
         actions += await offer(ls, uri)
     return actions
 
 
+def _reason(finding: Finding) -> str:
+    return "TODO: say why" if finding.kind == "divergence" else "TODO: say why this value"
+
+
+def _document_edit(ls: PaperlensServer, uri: str, where: lsp.Range, new_text: str) -> lsp.WorkspaceEdit:
+    """An edit of an open document, for the version its findings were made from when the client
+    takes versioned edits (it then refuses the edit on any other version)."""
+    edit = lsp.TextEdit(range=where, new_text=new_text)
+    version = ls.analysed_versions.get(uri)
+    if version is not None and get_capability(ls.client_capabilities, "workspace.workspace_edit.document_changes", False):
+        document = lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+        return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(text_document=document, edits=[edit])])
+    return lsp.WorkspaceEdit(changes={uri: [edit]})
+
+
 # -- ask the authors ---------------------------------------------------------------------------
 
 
-def _ask_action(ls: PaperlensServer, decisions: DecisionsFile, subject: Gap | Finding, diagnostic: lsp.Diagnostic) -> lsp.CodeAction:
+def _ask_action(ls: PaperlensServer, decisions: DecisionsFile, subject: Gap | Finding, diagnostic: lsp.Diagnostic, title: str) -> lsp.CodeAction:
     """With a client that resolves actions, the question is drafted (by the LLM when one is
     configured) only when the user picks the action; otherwise by template, at once."""
-    title = f"Ask the authors: {subject.title}" if isinstance(subject, Gap) else "Ask the authors which value they used"
-    action = lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], data={"ask": subject.id})
-    if not resolves_edits(ls):
-        question, _ = draft_question(subject, None)
-        action.edit = _decisions_edit(ls, ask(decisions, question, setting=subject.setting, component=subject.component))
-    return action
+    if resolves_edits(ls) and (creates_files(ls) or decisions_path(ls.root).exists()):
+        return lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], data={"ask": subject.id})
+    question, _ = draft_question(subject, None)
+    changed = ask(decisions, question, setting=subject.setting, component=subject.component)
+    return _decisions_action(ls, title, diagnostic, changed, {"ask": subject.id})
 
 
 def _subject(ls: PaperlensServer, subject_id: str) -> Gap | Finding | None:
@@ -190,8 +239,32 @@ async def resolve_code_action(ls: PaperlensServer, action: lsp.CodeAction) -> ls
         return action
     question, drafted_by = await asyncio.to_thread(lambda: draft_question(subject, llm_client(ls)))
     log.info("question drafted by %s", drafted_by)
-    action.edit = _decisions_edit(ls, ask(decisions, question, setting=subject.setting, component=subject.component))
+    changed = ask(decisions, question, setting=subject.setting, component=subject.component)
+    action.edit = _whole_file_edit(ls, decisions_path(ls.root), render_decisions(changed))
     return action
+
+
+@server.command(RECORD_DECISION)
+async def record_decision(ls: PaperlensServer, change: dict) -> dict | None:
+    """For a client that cannot create the decisions file through an edit: the server records the
+    deviation, assumption or question itself (atomically), says so, and returns the file's place."""
+    subject = _subject(ls, change.get("record") or change.get("ask") or "") if isinstance(change, dict) else None
+    if subject is None or ls.root is None:
+        _show(ls, "nothing to record: the finding is no longer there (the file changed); try again", lsp.MessageType.Warning)
+        return None
+    try:
+        decisions = await asyncio.to_thread(_current_decisions, ls)
+    except DecisionsError as err:
+        _show(ls, str(err), lsp.MessageType.Error)
+        return None
+    if "record" in change and isinstance(subject, Finding):
+        changed = record(decisions, subject, _reason(subject))
+    else:
+        question, _ = await asyncio.to_thread(lambda: draft_question(subject, llm_client(ls)))
+        changed = ask(decisions, question, setting=subject.setting, component=subject.component)
+    path = await asyncio.to_thread(save_decisions, ls.root, changed)
+    _show(ls, f"recorded in {DECISIONS_PATH}: edit its reason there", lsp.MessageType.Info)
+    return {"uri": path.as_uri()}
 
 
 # -- anchors -----------------------------------------------------------------------------------
@@ -238,7 +311,7 @@ def _scaffold_actions(ls: PaperlensServer, paper_file: str, line: int) -> list[l
     if target is None:
         return []
     action = lsp.CodeAction(title="paperlens: scaffold a module from this part of the paper", kind=REFACTOR_SCAFFOLD, data={"scaffold": target})
-    if not resolves_edits(ls):
+    if not resolves_edits(ls) or not creates_files(ls):
         action.edit, problem = _scaffold_edit(ls, target)
         if problem:
             action.disabled = lsp.CodeActionDisabled(reason=problem)
@@ -253,8 +326,7 @@ def resolves_edits(ls: PaperlensServer) -> bool:
 def _scaffold_edit(ls: PaperlensServer, target_id: str) -> tuple[lsp.WorkspaceEdit | None, str | None]:
     """The new module and its shape test as file creations; why not, when the client cannot create files."""
     assert ls.spec is not None and ls.root is not None and ls.readiness is not None
-    operations = get_capability(ls.client_capabilities, "workspace.workspace_edit.resource_operations", None) or []
-    if lsp.ResourceOperationKind.Create not in operations:
+    if not creates_files(ls):
         return None, "the editor cannot create files through the language server"
     scaffold = scaffold_module(ls.spec, ls.readiness, target_id, ls.root)
     changes: list = []

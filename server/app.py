@@ -12,15 +12,20 @@ import asyncio
 import contextlib
 import gc
 import logging
+import re
 import sys
 import threading
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import attrs
+import cattrs
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from paperlens.pipeline.check import PaperFacts, WorkspaceContext, check_open_file, paper_facts, unimplemented
@@ -35,6 +40,7 @@ from paperlens.schemas import CodeIndex, DecisionsFile, EditorSettings, FileInde
 from paperlens.schemas.repo import RepoPlan
 
 from .convert import gap_diagnostic, paper_diagnostic, to_diagnostic
+from .positions import Positions
 from .watch import DiskWatcher
 
 log = logging.getLogger("paperlens.server")
@@ -50,11 +56,55 @@ class IndexingCancelled(Exception):
     """The user cancelled the indexing from the progress notification."""
 
 
+@attrs.define
+class UnreadableRequest:
+    """A request whose params do not fit its method (no position, a line of -1, a range "nope")."""
+
+    id: int | str
+    method: str
+    reason: str
+    jsonrpc: str = "2.0"
+
+
+# The client's mistakes: answered with their error, logged as a warning, never shown as the server's.
+CLIENT_ERRORS = (JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcMethodNotFound)
+
+
+class PaperlensProtocol(LanguageServerProtocol):
+    """Every request gets an answer: one whose params cannot be read gets -32602 naming the request
+    (the library would drop it, and the client would wait for ever)."""
+
+    def structure_message(self, data: dict):
+        if "jsonrpc" in data and "id" in data and "method" in data and "error" not in data:
+            request_type = self.get_message_type(data["method"])
+            if request_type is not None:
+                try:
+                    return self._converter.structure(data, request_type)
+                except Exception as error:  # cattrs' validation errors, and what a validator raises
+                    return UnreadableRequest(id=data["id"], method=str(data["method"]), reason=_first_line(error))
+        return super().structure_message(data)
+
+    def handle_message(self, message) -> None:
+        if isinstance(message, UnreadableRequest):
+            log.warning("invalid params for %s (request %s): %s", message.method, message.id, message.reason)
+            error = lsp.ResponseError(code=JsonRpcInvalidParams.CODE, message=f"invalid params for {message.method}: {message.reason}")
+            self._send_response(message.id, error=error)
+            return
+        super().handle_message(message)
+
+
+def _first_line(error: Exception) -> str:
+    """What was wrong, in one line, with where: "required field missing @ $.params.position"."""
+    if isinstance(error, cattrs.BaseValidationError):  # the path in the protocol's names (textDocument)
+        return "; ".join(re.sub(r"_([a-z])", lambda m: m[1].upper(), line) for line in cattrs.transform_error(error, path="$"))
+    return str(error).strip().split("\n", 1)[0] or type(error).__name__
+
+
 class PaperlensServer(LanguageServer):
     """All state lives here: settings, the paper, the workspace index, and per-document work."""
 
     def __init__(self) -> None:
-        super().__init__(name="paperlens", version="0.1.0")
+        super().__init__(name="paperlens", version="0.1.0", protocol_cls=PaperlensProtocol)
         self.root: Path | None = None
         self.initial_options: object = None
         self.settings = EditorSettings()
@@ -68,6 +118,8 @@ class PaperlensServer(LanguageServer):
         self.ready = asyncio.Event()
         self.pending: dict[str, asyncio.Task] = {}
         self.findings: dict[str, list[Finding]] = {}
+        self.analysed_versions: dict[str, int | None] = {}  # the document version each uri's findings are of
+        self.positions = Positions()  # columns as the client counts them, once initialize negotiated it
         self.unimplemented: list[Finding] = []  # the paper's equations and algorithms no code cites
         self.file_indexes: dict[str, FileIndex] = {}
         self.indexed_sources: dict[str, str] = {}  # the text each of file_indexes was read from
@@ -173,12 +225,17 @@ class PaperlensServer(LanguageServer):
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=everything))
 
     def report_server_error(self, error: Exception, source) -> None:
-        """Log an internal error (stderr only) and tell the client once. An error while telling it
-        (the channel is closing) is not reported again: that would loop."""
+        """Log an error once (stderr only): a client's mistake as a warning, anything else as an
+        internal error, which the client is also told of once. An error while telling it (the
+        channel is closing) is not reported again: that would loop."""
         if self.reporting_error:
             return
         self.reporting_error = True
         try:
+            cause = error.__cause__ if isinstance(error, JsonRpcException) and error.__cause__ is not None else error
+            if isinstance(error, CLIENT_ERRORS) or isinstance(cause, CLIENT_ERRORS):
+                log.warning("the client sent what cannot be handled (%s): %s", getattr(source, "__name__", source), error, extra={"to_client": False})
+                return
             log.error("internal error (%s): %r", getattr(source, "__name__", source), error, exc_info=error, extra={"to_client": False})
             super().report_server_error(error, source)
         finally:
@@ -224,6 +281,7 @@ def on_initialize(ls: PaperlensServer, params: lsp.InitializeParams) -> None:
     path = to_fs_path(uri) if uri else None
     ls.root = Path(path).resolve() if path else Path.cwd()
     ls.initial_options = params.initialization_options
+    ls.positions.workspace = ls.workspace
 
 
 async def _pull_settings(ls: PaperlensServer) -> object:
@@ -379,8 +437,8 @@ async def _analyse_later(ls: PaperlensServer, uri: str, delay: float) -> None:
         return
     if ls.workspace.get_text_document(uri).version != version:
         return  # a newer edit is on its way
-    ls.findings[uri] = findings
-    ls.publish(uri, CHECKS, [to_diagnostic(f, ls.spec, ls.settings.severity) for f in findings], version)
+    ls.findings[uri], ls.analysed_versions[uri] = findings, version
+    ls.publish(uri, CHECKS, [to_diagnostic(f, uri, ls.spec, ls.positions, ls.settings.severity) for f in findings], version)
 
 
 def _publish_gaps(ls: PaperlensServer, uri: str, version: int | None) -> None:
@@ -388,9 +446,9 @@ def _publish_gaps(ls: PaperlensServer, uri: str, version: int | None) -> None:
     the files on disk)."""
     paper_file = ls.paper_file(uri)
     gaps = [g for g in ls.gaps if g.evidence[0].location.file == paper_file] if ls.settings.paper_gaps else []
-    diagnostics = [gap_diagnostic(g) for g in gaps]
+    diagnostics = [gap_diagnostic(g, uri, ls.positions) for g in gaps]
     if "unimplemented" in ls.settings.checks and ls.settings.severity.get("unimplemented") != "off":
-        diagnostics += [paper_diagnostic(f, ls.settings.severity) for f in ls.unimplemented if f.paper[0].location.file == paper_file]
+        diagnostics += [paper_diagnostic(f, uri, ls.positions, ls.settings.severity) for f in ls.unimplemented if f.paper[0].location.file == paper_file]
     ls.publish(uri, GAPS, diagnostics, version)
 
 
@@ -416,6 +474,8 @@ def did_close(ls: PaperlensServer, params: lsp.DidCloseTextDocumentParams) -> No
     if (task := ls.pending.pop(uri, None)) is not None:
         task.cancel()
     ls.findings.pop(uri, None)
+    ls.analysed_versions.pop(uri, None)
+    ls.positions.forget(uri)
     ls.file_indexes.pop(ls.relative(uri) or "", None)
     ls.indexed_sources.pop(ls.relative(uri) or "", None)
     ls.other_files.pop(ls.relative(uri) or "", None)
@@ -481,7 +541,9 @@ def on_shutdown(ls: PaperlensServer, params: None) -> None:
 
 
 def main() -> None:
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO)  # stdout is the JSON-RPC channel
-    logging.getLogger("pygls").setLevel(logging.WARNING)  # it logs every message it sends at INFO
-    logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.ERROR)  # a cancel that came late is no news
+    # stdout is the JSON-RPC channel. One line per event, with its time.
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # The library logs every message it sends at INFO, and each error it passes to
+    # `report_server_error` once more (with the request's params): that one logs it, once.
+    logging.getLogger("pygls").setLevel(logging.CRITICAL)
     server.start_io()

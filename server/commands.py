@@ -31,7 +31,8 @@ async def check_workspace(ls: PaperlensServer) -> dict:
     if ls.spec is None or ls.facts is None or ls.root is None:
         return {"findings": 0, "files": 0}
     root, spec, facts, view = ls.root, ls.spec, ls.facts, workspace_view(ls)
-    report = await asyncio.to_thread(check, root, spec, view, facts.decisions, facts)
+    sources = dict(ls.indexed_sources)  # the open files, as their indexes read them
+    report = await asyncio.to_thread(check, root, spec, view, facts.decisions, facts, sources)
     shown = set(ls.settings.checks) - {kind for kind, severity in ls.settings.severity.items() if severity == "off"}
     by_uri: dict[str, list] = {}
     for finding in report.findings:
@@ -42,7 +43,7 @@ async def check_workspace(ls: PaperlensServer) -> dict:
         ls.publish(uri, CHECKS, [])
     for uri, findings in by_uri.items():
         ls.findings[uri] = findings
-        ls.publish(uri, CHECKS, [to_diagnostic(f, spec, ls.settings.severity) for f in findings])
+        ls.publish(uri, CHECKS, [to_diagnostic(f, uri, spec, ls.positions, ls.settings.severity) for f in findings])
     return {"findings": sum(len(f) for f in by_uri.values()), "files": len(by_uri)}
 
 
@@ -73,7 +74,7 @@ async def paper_view(ls: PaperlensServer, where: dict) -> dict | None:
     if spec is None:
         return None
     location = Location.model_validate(where)
-    if (target := paper_location(spec, location)) is not None:
+    if (target := paper_location(spec, location, ls.positions)) is not None:
         start, end = target.range.start, target.range.end
         return {"kind": "source", "uri": target.uri, "line": start.line, "column": start.character, "endLine": end.line, "endColumn": end.character}
     image = await asyncio.to_thread(page_image, spec, location)

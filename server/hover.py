@@ -3,8 +3,9 @@ quoted sentence, and a link that opens the paper at that place."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from paperlens.pipeline.paper_images import EquationImage
 from paperlens.pipeline.text import shorten
@@ -36,14 +37,13 @@ def _quote(text: str) -> str:
 
 
 def equation_block(spec: PaperSpec, equation: Equation, image: EquationImage | None) -> list[str]:
-    """The equation: as an image when one could be made, else its LaTeX (or text) as code. The
-    image is drawn at twice its size for sharpness; `|width=` (VS Code's syntax) shows it at size."""
+    """The equation as an image when one could be made (standard Markdown; its title gives the
+    width to show it at, the image being drawn larger for sharpness), and always its LaTeX (or
+    text) as code, for a client that shows no images."""
     section = section_of(spec, equation)
     heading = f"**{item_name(equation)}**" + (f" · {item_name(section)}" if section else "")
-    if image is not None:
-        body = [f"![{item_name(equation)}]({image.data_uri}|width={image.width // image.scale})"]
-    else:
-        body = ["```latex", (equation.latex or equation.text).strip(), "```"]
+    body = [f'![{item_name(equation)}]({image.data_uri} "{image.width // image.scale} px wide")', ""] if image is not None else []
+    body += ["```latex", (equation.latex or equation.text).strip(), "```"]
     return [heading, "", *body, "", f"Open in the paper: {_open_link(spec, equation.location)}", ""]
 
 
@@ -87,3 +87,19 @@ def items_markdown(spec: PaperSpec, blocks: list[tuple[PaperItem, EquationImage 
     for item, image in blocks:
         lines += item_block(spec, item, image)
     return "\n".join(lines).strip() + "\n"
+
+
+_IMAGE_LINE_RE = re.compile(r"^!\[[^\]]*\]\([^)]*\)\n?", re.MULTILINE)
+_LINK_RE = re.compile(r"\[([^\]]*)\]\(([^)\s]*)\)")
+_FENCE_RE = re.compile(r"^```\w*\n?", re.MULTILINE)
+_EMPHASIS_RE = re.compile(r"\*\*|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)|`")
+
+
+def plain_text(markdown: str) -> str:
+    """A hover's Markdown for a client that shows plain text: no images, links as their text and
+    target, code fences and emphasis marks dropped."""
+    text = _IMAGE_LINE_RE.sub("", markdown)
+    text = _LINK_RE.sub(lambda m: f"{m[1]} <{unquote(m[2])}>", text)
+    text = _FENCE_RE.sub("", text)
+    text = _EMPHASIS_RE.sub("", text)
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"

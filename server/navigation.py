@@ -10,14 +10,14 @@ from pygls.capabilities import get_capability
 
 from paperlens.pipeline.paper_images import EquationImage, equation_image
 from paperlens.pipeline.links import (
-    PaperItem, anchor_at, anchor_target, equations_of, implementations, item_name, matches_query, open_questions,
+    PaperItem, anchor_at, anchor_target, equations_of, implementations, item_name, items_at, matches_query, open_questions,
     paper_item_at, paper_symbols, statement_of, value_at,
 )  # fmt: skip
-from paperlens.schemas import CodeIndex, Equation, FileIndex, Location
+from paperlens.schemas import CodeIndex, CodeLocation, Equation, FileIndex, Finding, Location
 
 from .app import PaperlensServer, server
 from .convert import paper_location, to_range
-from .hover import finding_markdown, items_markdown, paper_link, statement_markdown
+from .hover import finding_markdown, items_markdown, paper_link, plain_text, statement_markdown
 
 OPEN_PAPER = "paperlens.openPaper"
 SYMBOL_KINDS = {
@@ -58,36 +58,58 @@ async def warm_images(ls: PaperlensServer) -> None:
 server.start_hooks.append(warm_images)
 
 
-def _markdown(value: str) -> lsp.Hover:
-    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=value))
+def _hover(ls: PaperlensServer, markdown: str, where: lsp.Range | None = None) -> lsp.Hover:
+    """Markdown, or plain text for a client that prefers it (`hover.contentFormat`, in its order)."""
+    formats = get_capability(ls.client_capabilities, "text_document.hover.content_format", None) or [lsp.MarkupKind.PlainText]
+    kind = next((f for f in formats if f in (lsp.MarkupKind.Markdown, lsp.MarkupKind.PlainText)), lsp.MarkupKind.PlainText)
+    value = markdown if kind == lsp.MarkupKind.Markdown else plain_text(markdown)
+    return lsp.Hover(contents=lsp.MarkupContent(kind=kind, value=value), range=where)
+
+
+def _span_length(code: CodeLocation) -> tuple[int, int]:
+    return ((code.end_line or code.line) - code.line, (code.end_column if code.end_column is not None else code.column + 1) - code.column)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 async def hover(ls: PaperlensServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    """A finding with the paper's side; an anchor's equation; the paper's statement of a value; the
-    equations a function implements."""
+    """What is under the cursor: a finding with the paper's side; an anchor's equation; the equations
+    a function implements; the paper's statement of a value. Else a finding of the line."""
     spec, uri = ls.spec, params.text_document.uri
     if spec is None:
         return None
-    line, character = params.position.line, params.position.character
-    for finding in ls.findings.get(uri, []):
-        code = finding.code
-        if code is not None and code.line <= line <= (code.end_line if code.end_line is not None else code.line):
-            shown = [paper_item_at(spec, e.location.file, e.location.line) for e in finding.paper if e.location.line is not None]
-            equations = list({id(e): e for e in shown if isinstance(e, Equation)}.values())
-            return _markdown(finding_markdown(spec, finding, await _images(ls, equations)))
+    line, character = params.position.line, ls.positions.column(uri, params.position)
+    findings = [f for f in ls.findings.get(uri, []) if f.code is not None]
+    under = sorted((f for f in findings if _under(f.code, line, character)), key=lambda f: _span_length(f.code))
+    if under:
+        return await _finding_hover(ls, uri, under[0])
     file = _file_index(ls, uri)
-    if file is None:
-        return None
-    if (anchor := anchor_at(file, line, character)) is not None and (item := anchor_target(spec, anchor)) is not None:
-        return _markdown(items_markdown(spec, await _item_images(ls, [item])))
-    function = next((f for f in file.functions if f.location.line == line), None)
-    if function is not None and (equations := equations_of(spec, file, function)):
-        return _markdown(items_markdown(spec, await _item_images(ls, equations), title=f"`{function.name}` implements:"))
-    site = value_at(file, line, character)
-    if site is not None and ls.facts is not None and (stated := statement_of(ls.facts, site)) is not None:
-        return _markdown(statement_markdown(spec, site.normalized_name or site.name, *stated))
-    return None
+    if file is not None:
+        if items := items_at(spec, file, line, character):
+            anchor = anchor_at(file, line, character)
+            assert anchor is not None
+            return _hover(ls, items_markdown(spec, await _item_images(ls, items)), to_range(anchor.location, uri, ls.positions))
+        function = next((f for f in file.functions if f.location.line == line), None)
+        if function is not None and (equations := equations_of(spec, file, function)):
+            return _hover(ls, items_markdown(spec, await _item_images(ls, equations), title=f"`{function.name}` implements:"))
+        site = value_at(file, line, character)
+        if site is not None and ls.facts is not None and (stated := statement_of(ls.facts, site)) is not None:
+            return _hover(ls, statement_markdown(spec, site.normalized_name or site.name, *stated), to_range(site.location, uri, ls.positions))
+    on_the_line = [f for f in findings if f.code.line <= line <= (f.code.end_line if f.code.end_line is not None else f.code.line)]
+    return await _finding_hover(ls, uri, on_the_line[0]) if on_the_line else None
+
+
+def _under(code: CodeLocation, line: int, character: int) -> bool:
+    """Whether a span holds a position (its end too: the cursor just after a value is on it)."""
+    end = (code.end_line if code.end_line is not None else code.line, code.end_column if code.end_column is not None else code.column + 1)
+    return (code.line, code.column) <= (line, character) <= end
+
+
+async def _finding_hover(ls: PaperlensServer, uri: str, finding: Finding) -> lsp.Hover:
+    spec = ls.spec
+    assert spec is not None and finding.code is not None
+    shown = [paper_item_at(spec, e.location.file, e.location.line) for e in finding.paper if e.location.line is not None]
+    equations = list({id(e): e for e in shown if isinstance(e, Equation)}.values())
+    return _hover(ls, finding_markdown(spec, finding, await _images(ls, equations)), to_range(finding.code, uri, ls.positions))
 
 
 async def _item_images(ls: PaperlensServer, items: list[PaperItem]) -> list[tuple[PaperItem, EquationImage | None]]:
@@ -103,13 +125,13 @@ def definition(ls: PaperlensServer, params: lsp.DefinitionParams) -> lsp.Locatio
     file, spec = _file_index(ls, params.text_document.uri), ls.spec
     if file is None or spec is None:
         return None
-    line, character = params.position.line, params.position.character
+    line, character = params.position.line, ls.positions.column(params.text_document.uri, params.position)
     if (anchor := anchor_at(file, line, character)) is not None:
         item = anchor_target(spec, anchor)
-        return paper_location(spec, item.location) if item is not None else None
+        return paper_location(spec, item.location, ls.positions) if item is not None else None
     site = value_at(file, line, character)
     if site is not None and ls.facts is not None and (stated := statement_of(ls.facts, site)) is not None:
-        return paper_location(spec, stated[1].location)
+        return paper_location(spec, stated[1].location, ls.positions)
     return None
 
 
@@ -132,14 +154,12 @@ def references(ls: PaperlensServer, params: lsp.ReferenceParams) -> list[lsp.Loc
     item: PaperItem | None = None
     if (paper_file := ls.paper_file(uri)) is not None:
         item = paper_item_at(spec, paper_file, params.position.line)
-    elif (file := _file_index(ls, uri)) is not None and (anchor := anchor_at(file, params.position.line, params.position.character)):
+    elif (file := _file_index(ls, uri)) is not None and (anchor := anchor_at(file, params.position.line, ls.positions.column(uri, params.position))):
         item = anchor_target(spec, anchor)
     if item is None:
         return None
-    return [
-        lsp.Location(uri=(ls.root / code.file).as_uri(), range=to_range(code))
-        for code in {(c.file, c.line, c.column): c for c in implementations(spec, workspace_view(ls), item)}.values()
-    ]
+    places = {(c.file, c.line, c.column): c for c in implementations(spec, workspace_view(ls), item)}.values()
+    return [lsp.Location(uri=(target := (ls.root / code.file).as_uri()), range=to_range(code, target, ls.positions)) for code in places]
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_LINK)
@@ -151,7 +171,7 @@ def document_links(ls: PaperlensServer, params: lsp.DocumentLinkParams) -> list[
     for anchor in file.anchors:
         item = anchor_target(spec, anchor)
         if item is not None:
-            links.append(lsp.DocumentLink(range=to_range(anchor.location), target=paper_link(spec, item.location), tooltip=f"Open {item_name(item)} in the paper"))
+            links.append(lsp.DocumentLink(range=to_range(anchor.location, params.text_document.uri, ls.positions), target=paper_link(spec, item.location), tooltip=f"Open {item_name(item)} in the paper"))
     return links
 
 
@@ -166,7 +186,7 @@ def workspace_symbols(ls: PaperlensServer, params: lsp.WorkspaceSymbolParams) ->
     for symbol in paper_symbols(spec):
         if not matches_query(f"{symbol.name} {symbol.detail}", params.query):
             continue
-        location: lsp.Location | lsp.LocationUriOnly | None = paper_location(spec, symbol.location)
+        location: lsp.Location | lsp.LocationUriOnly | None = paper_location(spec, symbol.location, ls.positions)
         if location is None and uri_only:
             location = lsp.LocationUriOnly(uri=paper_link(spec, symbol.location))
         if location is not None:
@@ -189,10 +209,10 @@ def code_lenses(ls: PaperlensServer, params: lsp.CodeLensParams) -> list[lsp.Cod
         title = "Implements " + ", ".join(item_name(e) for e in equations)
         if questions:
             title += f" · {len(questions)} open question" + ("s" if len(questions) > 1 else "")
-        where = function.location
+        where = ls.positions.position(params.text_document.uri, function.location.line, function.location.column)
         lenses.append(
             lsp.CodeLens(
-                range=lsp.Range(start=lsp.Position(line=where.line, character=where.column), end=lsp.Position(line=where.line, character=where.column)),
+                range=lsp.Range(start=where, end=where),
                 command=lsp.Command(title=title, command=OPEN_PAPER, arguments=[_location_argument(equations[0].location)]),
             )
         )
@@ -204,13 +224,19 @@ def _location_argument(location: Location) -> dict:
 
 
 @server.command(OPEN_PAPER)
-async def open_paper(ls: PaperlensServer, where: dict) -> bool:
-    """Show the paper at a place: the source scrolled to the line, or the PDF (the client's viewer)."""
+async def open_paper(ls: PaperlensServer, where: dict) -> bool | dict:
+    """Show the paper at a place: the source scrolled to the line, or the PDF (the client's viewer).
+    A client that cannot be asked to show a document gets the place to open itself:
+    `{"uri", "range"}` (no range for a PDF page)."""
     spec = ls.spec
     if spec is None:
         return False
     location = Location.model_validate(where)
-    target = paper_location(spec, location)
+    target = paper_location(spec, location, ls.positions)
+    if not get_capability(ls.client_capabilities, "window.show_document.support", False):
+        if target is not None:
+            return {"uri": target.uri, "range": target.range}
+        return {"uri": paper_link(spec, location)}
     if target is not None:
         params = lsp.ShowDocumentParams(uri=target.uri, selection=target.range, take_focus=True)
     else:

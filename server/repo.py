@@ -26,6 +26,7 @@ from .actions import (
     REFACTOR_GENERATE,
     action_offers,
     action_resolvers,
+    creates_files,
     llm_client,
     llm_settings,
     resolves_edits,
@@ -59,7 +60,7 @@ async def scaffold_repository(ls: PaperlensServer, *arguments: object) -> bool:
         problem = "no paper is loaded: there is nothing to plan a repository from"
     elif out is None:
         problem = f"cannot scaffold into {folder!r}: give a folder inside the workspace, relative to it"
-    elif not _creates_files(ls):
+    elif not creates_files(ls):
         problem = "the editor cannot create files through the language server"
     else:
         annotated = bool(get_capability(ls.client_capabilities, "workspace.workspace_edit.change_annotation_support", None))
@@ -78,13 +79,6 @@ def _folder_in_workspace(ls: PaperlensServer, folder: object) -> Path | None:
         return None
     out = (ls.root / folder).resolve()
     return out if out.is_relative_to(ls.root) else None
-
-
-def _creates_files(ls: PaperlensServer) -> bool:
-    """File creations travel only in `documentChanges`: the client must take both."""
-    operations = get_capability(ls.client_capabilities, "workspace.workspace_edit.resource_operations", None) or []
-    changes = get_capability(ls.client_capabilities, "workspace.workspace_edit.document_changes", False)
-    return bool(changes) and lsp.ResourceOperationKind.Create in operations
 
 
 def _repository_edit(

@@ -6,6 +6,7 @@ import ast
 import asyncio
 import base64
 import json
+import re
 import shutil
 import sys
 
@@ -32,8 +33,11 @@ async def client(lsp_client: LanguageClient, request, tmp_path):
     await lsp_client.shutdown_session()
 
 
-async def _start(lsp_client: LanguageClient, preset: str, tmp_path, *, paper: str = "../paper", options=None, prepare=None) -> None:
-    """The example workspace and paper copied under tmp_path, and a session with a client preset."""
+async def _start(
+    lsp_client: LanguageClient, preset: str, tmp_path, *, paper: str = "../paper", options=None, prepare=None, capabilities=None
+) -> None:
+    """The example workspace and paper copied under tmp_path, and a session with a client preset
+    (or `capabilities`, the preset changed by a test)."""
     workspace = tmp_path / "workspace"
     shutil.copytree(WORKSPACE, workspace)
     shutil.copytree(EXAMPLE_PAPER, tmp_path / "paper")
@@ -49,9 +53,9 @@ async def _start(lsp_client: LanguageClient, preset: str, tmp_path, *, paper: st
     @lsp_client.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)
     def _lens_refresh(params) -> None:
         lsp_client.lens_refreshes += 1
-    await lsp_client.initialize_session(
+    lsp_client.server_offers = await lsp_client.initialize_session(
         lsp.InitializeParams(
-            capabilities=client_capabilities(preset),
+            capabilities=capabilities or client_capabilities(preset),
             workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="workspace")],
             initialization_options=options,
         )
@@ -122,20 +126,35 @@ def _apply(text: str, edits: list[lsp.TextEdit]) -> str:
     return text
 
 
+def _edits_of(edit: lsp.WorkspaceEdit, uri: str) -> list[lsp.TextEdit]:
+    """A document's text edits, whether the edit carries them as `changes` or `documentChanges`."""
+    if edit.changes is not None:
+        return edit.changes[uri]
+    return [e for c in edit.document_changes if isinstance(c, lsp.TextDocumentEdit) and c.text_document.uri == uri for e in c.edits]
+
+
 async def _actions(client: LanguageClient, uri: str, diagnostic: lsp.Diagnostic) -> dict[str, lsp.CodeAction]:
     actions = await client.text_document_code_action_async(
         lsp.CodeActionParams(
             text_document=lsp.TextDocumentIdentifier(uri=uri), range=diagnostic.range, context=lsp.CodeActionContext(diagnostics=[diagnostic])
         )
     )
-    return {action.title: action for action in actions}
+    return {action.title: _as_code_action(action) for action in actions}
+
+
+def _as_code_action(action: lsp.CodeAction | lsp.Command) -> lsp.CodeAction | lsp.Command:
+    """The client library reads a code action that carries a command (and no edit) as a Command
+    whose `command` is the nested command turned into a string: read it again as the CodeAction it is."""
+    if isinstance(action, lsp.Command) and action.command.startswith("{"):
+        return lsp.CodeAction(title=action.title, command=lsp.Command(**ast.literal_eval(action.command)))
+    return action
 
 
 async def test_use_the_papers_value_removes_the_diagnostic(client: LanguageClient):
     uri, text = _open(client, "train.py")
     diagnostic = next(d for d in await _diagnostics(client, uri) if "weight_decay" in d.message)
-    action = (await _actions(client, uri, diagnostic))["Use the paper's value (0.05)"]
-    fixed = _apply(text, action.edit.changes[uri])
+    action = (await _actions(client, uri, diagnostic))["Use the paper's weight decay (0.05)"]
+    fixed = _apply(text, _edits_of(action.edit, uri))
     assert "weight_decay=0.05)" in fixed and fixed.count("\n") == text.count("\n")
     client.diagnostics.pop(uri)
     client.text_document_did_change(
@@ -147,16 +166,30 @@ async def test_use_the_papers_value_removes_the_diagnostic(client: LanguageClien
     assert not [d for d in await _diagnostics(client, uri) if "weight_decay" in d.message]
 
 
+async def _record(client: LanguageClient, action: lsp.CodeAction | lsp.Command) -> str:
+    """Apply an action that writes the (missing) decisions file, as the client would: the edit
+    creating it when the client takes file creations in `documentChanges`, else the server's command."""
+    decisions = client.workspace_path / ".paperlens" / "decisions.yaml"
+    assert not decisions.exists()
+    command = action if isinstance(action, lsp.Command) else action.command
+    if command is not None:
+        assert isinstance(action, lsp.Command) or action.edit is None
+        await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command=command.command, arguments=command.arguments))
+        assert any("recorded in .paperlens/decisions.yaml" in m.message for m in client.messages)
+    else:
+        create, write = action.edit.document_changes
+        assert create.uri == decisions.as_uri() and create.options is None  # no ignoreIfExists: the client makes the file
+        decisions.parent.mkdir()
+        decisions.write_text(write.edits[0].new_text)
+    return decisions.read_text()
+
+
 async def test_recording_a_deviation_turns_the_diagnostic_into_a_recorded_note(client: LanguageClient):
     uri, _ = _open(client, "train.py")
     diagnostic = next(d for d in await _diagnostics(client, uri) if "weight_decay" in d.message)
-    action = (await _actions(client, uri, diagnostic))["Record this as a deliberate deviation"]
-    create, write = action.edit.document_changes
+    action = (await _actions(client, uri, diagnostic))["Record weight_decay = 5e-4 as a deliberate deviation"]
+    assert "setting: weight_decay" in await _record(client, action)
     decisions = client.workspace_path / ".paperlens" / "decisions.yaml"
-    assert create.uri == decisions.as_uri()
-    decisions.parent.mkdir()
-    decisions.write_text(write.edits[0].new_text)  # what the editor does when the user applies it
-    assert "setting: weight_decay" in decisions.read_text()
     client.diagnostics.pop(uri)
     client.workspace_did_change_watched_files(
         lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=decisions.as_uri(), type=lsp.FileChangeType.Created)])
@@ -257,6 +290,13 @@ async def _hover(client: LanguageClient, uri: str, line: int, character: int) ->
     return hover.contents.value
 
 
+def _image_of(hover: str) -> bytes:
+    """The equation image of a hover, in standard Markdown (no editor's own syntax in the URL)."""
+    match = re.search(r'!\[[^\]]*\]\(data:image/png;base64,([A-Za-z0-9+/=]+) "(\d+) px wide"\)', hover)
+    assert match is not None and "|width=" not in hover, hover[:300]
+    return base64.b64decode(match[1])
+
+
 def _where(text: str, needle: str) -> tuple[int, int]:
     line = next(i for i, l in enumerate(text.splitlines()) if needle in l)
     return line, text.splitlines()[line].index(needle)
@@ -268,8 +308,8 @@ async def test_hover_on_an_anchor_shows_the_equation_as_an_image_with_a_link_to_
     line, column = _where(text, "Eq. (3)")
     value = await _hover(client, uri, line, column + 2)
     assert "**Eq. (3)** · §2.1" in value
-    image = value.split("](data:image/png;base64,", 1)[1].split("|width=", 1)[0]
-    assert base64.b64decode(image).startswith(b"\x89PNG")
+    assert _image_of(value).startswith(b"\x89PNG")
+    assert "```latex\n" in value  # for a client that shows no images
     assert "sections/method.tex#L" in value
     definition_line, _ = _where(text, "def tempered_weight")
     assert "implements" in await _hover(client, uri, definition_line, 4)
@@ -331,7 +371,7 @@ async def _actions_at(client: LanguageClient, uri: str, line: int, character: in
 
 
 async def _resolved(client: LanguageClient, action: lsp.CodeAction) -> lsp.CodeAction:
-    return action if action.edit is not None else await client.code_action_resolve_async(action)
+    return action if action.edit is not None or action.command is not None else await client.code_action_resolve_async(action)
 
 
 async def test_ask_the_authors_adds_an_open_question_to_the_decisions_file(client: LanguageClient):
@@ -343,10 +383,10 @@ async def test_ask_the_authors_adds_an_open_question_to_the_decisions_file(clien
     )
     conflict = next(d for d in await _diagnostics(client, experiments.as_uri()) if d.code == "conflicting-values")
     actions = await _actions(client, experiments.as_uri(), conflict)
-    ask = await _resolved(client, next(a for title, a in actions.items() if title.startswith("Ask the authors")))
-    create, write = ask.edit.document_changes
-    assert create.uri.endswith(".paperlens/decisions.yaml")
-    decisions = yaml.safe_load(write.edits[0].new_text)
+    ask = next(a for title, a in actions.items() if title.startswith("Ask the authors"))
+    if isinstance(ask, lsp.CodeAction):
+        ask = await _resolved(client, ask)
+    decisions = yaml.safe_load(await _record(client, ask))
     [question] = decisions["clarifications"]
     assert question["status"] == "open" and "Which one was used" in question["question"]
 
@@ -357,7 +397,7 @@ async def test_a_malformed_decisions_file_is_never_overwritten_by_an_action(clie
     decisions = client.workspace_path / ".paperlens" / "decisions.yaml"
     decisions.parent.mkdir()
     decisions.write_text("deviations: [unclosed\n")
-    record = (await _actions(client, uri, diagnostic))["Record this as a deliberate deviation"]
+    record = (await _actions(client, uri, diagnostic))["Record weight_decay = 5e-4 as a deliberate deviation"]
     assert record.edit is None and "malformed" in record.disabled.reason
 
 
@@ -382,6 +422,9 @@ async def test_scaffold_a_module_from_a_section_of_the_paper(client: LanguageCli
     line, _ = _where(method.read_text(), "eq:tempered-weight")
     actions = await _actions_at(client, method.as_uri(), line, 0)
     scaffold = await _resolved(client, next(a for a in actions if a.kind == "refactor.scaffold"))
+    if not client.capabilities.workspace.workspace_edit.document_changes:  # file creations travel only there
+        assert scaffold.edit is None and "cannot create files" in scaffold.disabled.reason
+        return
     created = {c.uri.rsplit("/", 1)[-1]: c for c in scaffold.edit.document_changes if isinstance(c, lsp.CreateFile)}
     assert len(created) == 2 and any(name.startswith("test_") for name in created)
     module = next(c for c in scaffold.edit.document_changes if isinstance(c, lsp.TextDocumentEdit) and "/tests/" not in c.text_document.uri)
@@ -511,7 +554,7 @@ async def test_with_a_pdf_paper_the_hover_shows_the_crop_of_the_page_and_links_t
     await _diagnostics(client, uri)
     line, column = _where(text, "Eq. (3)")
     value = await _hover(client, uri, line, column + 2)
-    image = base64.b64decode(value.split("](data:image/png;base64,", 1)[1].split("|width=", 1)[0])
+    image = _image_of(value)
     assert image.startswith(b"\x89PNG") and "paper.pdf#page=" in value and "&bbox=" in value
     definition = await client.text_document_definition_async(
         lsp.DefinitionParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=line, character=column + 2))

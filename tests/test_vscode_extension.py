@@ -97,7 +97,7 @@ def test_the_extension_in_a_real_vscode(editor: dict[str, str], tmp_path: Path) 
     assert image["alt"] == "Eq. (3)" and image["src"].startswith("data:image/png") and image["naturalWidth"] > 0
 
     fix = steps["quick-fix-use-the-papers-value"]["detail"]
-    assert "Use the paper's value (0.05)" in fix["offered"]
+    assert "Use the paper's weight decay (0.05)" in fix["offered"]
     assert not any("weight_decay = 5e-4" in row for row in fix["problems_after"])
 
     source = steps["paper-view-source-from-palette-and-code-lens"]["detail"]

@@ -283,12 +283,12 @@ async function walkThrough(page, where) {
     await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
     await page.keyboard.press("Escape"); // no hover in the way of the menu
     await page.keyboard.press("Control+.");
-    const action = page.locator(".action-widget .monaco-list-row", { hasText: "Use the paper's value (0.05)" }).first();
+    const action = page.locator(".action-widget .monaco-list-row", { hasText: "Use the paper's weight decay (0.05)" }).first();
     await action.waitFor({ timeout: 30000 });
     const offered = (await page.locator(".action-widget .monaco-list-row").allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
     await shot("04-quick-fix-menu.png");
     // The menu is picked from the keyboard (a pointer block covers it against stray clicks).
-    const wanted = "Use the paper's value (0.05)";
+    const wanted = "Use the paper's weight decay (0.05)";
     for (let i = 0; (await page.locator(".action-widget .monaco-list-row.focused").first().getAttribute("aria-label")) !== wanted; i++) {
       if (i > offered.length) throw new Error(`"${wanted}" cannot be selected in the menu`);
       await page.keyboard.press("ArrowDown");

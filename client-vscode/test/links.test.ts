@@ -6,7 +6,8 @@ import { pageHtml } from "../src/logic/paperView";
 import { smokeFromResult, statusText } from "../src/logic/status";
 
 // A hover as the server writes it (server/hover.py): an image as a data: URI, links to the paper.
-const IMAGE = "![Eq. (3)](data:image/png;base64,iVBORw0KGgo=|width=180)";
+const IMAGE = '![Eq. (3)](data:image/png;base64,iVBORw0KGgo= "180 px wide")';
+const SIZED_FOR_VS_CODE = "![Eq. (3)](data:image/png;base64,iVBORw0KGgo=|width=180)";
 const HOVER_PDF = `**Eq. (3)** · §2.1 Mixing Images and Labels
 
 ${IMAGE}
@@ -18,10 +19,10 @@ const HOVER_TEX = `> we use a weight decay of 0.05
 — [sections/experiments.tex:12:5](file:///home/ada/paper/sections/experiments.tex#L12,5)
 `;
 
-test("a PDF link becomes the paper view's command at the page; the image stays", () => {
+test("a PDF link becomes the paper view's command at the page; the image gets VS Code's width", () => {
   const { markdown, rewritten } = rewriteHoverMarkdown(HOVER_PDF);
-  assert.equal(rewritten, 1);
-  assert.ok(markdown.includes(IMAGE));
+  assert.equal(rewritten, 2);
+  assert.ok(markdown.includes(SIZED_FOR_VS_CODE), markdown);
   const link = /\[paper\.pdf p\.3\]\((command:[^)]+)\)/.exec(markdown)?.[1];
   assert.ok(link, markdown);
   assert.ok(link.startsWith("command:paperlens.showPaper?"));

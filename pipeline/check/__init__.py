@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -31,6 +32,7 @@ from ...schemas import (
 from ..decisions import DECISIONS_PATH
 from ..code.knowledge import code_vocabulary, is_part_setting, is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds, stage_named_by
 from ..code.launchers import command_numbers
+from ..code.sites import SourceText
 from ..extract.components import find_mentions
 from ..extract.hyperparameters import symbol_name
 from ..extract.knowledge import PhraseSet, hyperparameter_vocabulary
@@ -352,11 +354,29 @@ def _processes_of(command: str) -> int | None:
     return math.prod(counts) if counts else None
 
 
-def _value_edit(root: Path, site: ValueSite, new_text: str) -> TextEdit | None:
+class _SourceLines:
+    """A file's lines as the check reads them: the text it was indexed from when given (an editor's
+    unsaved buffer), else the file as saved, read once and only when an edit needs it."""
+
+    def __init__(self, root: Path, file: str, source: str | None) -> None:
+        self._root, self._file = root, file
+        self._lines = SourceText(file, source).lines if source is not None else None
+
+    def line(self, file: str, number: int) -> str | None:
+        if file != self._file:
+            return None
+        if self._lines is None:
+            try:
+                self._lines = SourceText(file, (self._root / file).read_text(encoding="utf-8")).lines
+            except (OSError, UnicodeDecodeError):
+                self._lines = []
+        return self._lines[number] if number < len(self._lines) else None
+
+
+def _value_edit(lines: _SourceLines, site: ValueSite, new_text: str) -> TextEdit | None:
     """The exact span of the value's source text, so "use the paper's value" replaces only it."""
-    try:
-        line = (root / site.location.file).read_text(encoding="utf-8").splitlines()[site.location.line]
-    except (OSError, IndexError, UnicodeDecodeError):
+    line = lines.line(site.location.file, site.location.line)
+    if line is None:
         return None
     start = line.find(site.raw, site.location.column)
     if start < 0:
@@ -530,7 +550,7 @@ def _check_library_default(site: ValueSite, side: PaperFacts) -> Finding | None:
         code_value=site.raw,
         paper_value=_number(float(default)),
         paper=[side.library_defaults],
-        fixes=[Fix(kind="record-deviation", title="Record this as a deliberate deviation")],
+        fixes=[Fix(kind="record-deviation", title=f"Record {site.name} = {site.raw} as a deliberate deviation")],
     )
 
 
@@ -555,14 +575,14 @@ def _check_loss_weight(site: ValueSite, side: PaperFacts) -> Finding | None:
         paper_value="1",
         paper=[evidence],
         fixes=[
-            Fix(kind="record-deviation", title="Record this weight as a deliberate deviation"),
+            Fix(kind="record-deviation", title=f"Record {site.name} = {site.raw} as a deliberate deviation"),
             Fix(kind="ask-authors", title=f"Ask the authors which weight the {term.upper()} loss had"),
         ],
     )
 
 
 def _check_value(
-    root: Path,
+    lines: _SourceLines,
     site: ValueSite,
     side: PaperFacts,
     context: WorkspaceContext,
@@ -643,7 +663,7 @@ def _check_value(
         fact = facts[0]
         paper_value = _number(fact.value) + (f" ({fact.shown})" if fact.shown and fact.shown != _number(fact.value) else "")
         source = "an author's answer" if fact.from_answer else "the paper"
-        edit = _value_edit(root, site, _number(fact.value))
+        edit = _value_edit(lines, site, _number(fact.value))
         return Finding(
             id=_site_id("divergence", name, site.location),
             kind="divergence",
@@ -658,8 +678,8 @@ def _check_value(
             paper_value=_number(fact.value),
             paper=[f.evidence for f in facts],
             fixes=[
-                Fix(kind="use-paper-value", title=f"Use the paper's value ({_number(fact.value)})", edit=edit),
-                Fix(kind="record-deviation", title="Record this as a deliberate deviation"),
+                Fix(kind="use-paper-value", title=f"Use the paper's {name.replace('_', ' ')} ({_number(fact.value)})", edit=edit),
+                Fix(kind="record-deviation", title=f"Record {site.name} = {site.raw} as a deliberate deviation"),
             ],
         )
     if name in side.unstated:
@@ -697,8 +717,8 @@ def _check_value(
             code_value=site.raw,
             paper=[evidence],
             fixes=[
-                Fix(kind="record-assumption", title="Record this value as an explicit assumption"),
-                Fix(kind="ask-authors", title="Ask the authors which value they used"),
+                Fix(kind="record-assumption", title=f"Record {site.name} = {site.raw} as an explicit assumption"),
+                Fix(kind="ask-authors", title=f"Ask the authors which {name.replace('_', ' ')} they used"),
             ],
         )
     if name in side.unmentioned and site_stage(site) in (None, "training") and code_value != 0:
@@ -719,7 +739,7 @@ def _check_value(
             code_value=site.raw,
             paper=[side.unmentioned[name]],
             fixes=[
-                Fix(kind="record-assumption", title="Record this value as an explicit assumption"),
+                Fix(kind="record-assumption", title=f"Record {site.name} = {site.raw} as an explicit assumption"),
                 Fix(kind="ask-authors", title=f"Ask the authors whether they used {technique}"),
             ],
         )
@@ -782,7 +802,7 @@ def _check_components(
                     code_value=site.name,
                     paper_value=paper_name,
                     paper=[side.used_evidence[kind]],
-                    fixes=[Fix(kind="record-deviation", title="Record this as a deliberate deviation")],
+                    fixes=[Fix(kind="record-deviation", title=f"Record {site.name} as a deliberate deviation")],
                 )
             )
     for kind, (label, needed_by, evidence) in side.unstated_kinds.items():
@@ -805,7 +825,7 @@ def _check_components(
                     code_value=site.name,
                     paper=[evidence],
                     fixes=[
-                        Fix(kind="record-assumption", title="Record this choice as an explicit assumption"),
+                        Fix(kind="record-assumption", title=f"Record {site.name} as an explicit assumption"),
                         Fix(kind="ask-authors", title=f"Ask the authors which {label} they used"),
                     ],
                 )
@@ -876,8 +896,11 @@ def _recorded(finding: Finding, decisions: DecisionsFile) -> Finding:
     return finding
 
 
-def check_file(root: Path, facts: PaperFacts, file: FileIndex, context: WorkspaceContext = WorkspaceContext()) -> list[Finding]:
-    """The value findings of one file: what an editor re-checks when that file changes."""
+def check_file(
+    root: Path, facts: PaperFacts, file: FileIndex, context: WorkspaceContext = WorkspaceContext(), source: str | None = None
+) -> list[Finding]:
+    """The value findings of one file: what an editor re-checks when that file changes. `source` is
+    the text `file` was indexed from, when it is not the file as saved (the edits' spans come from it)."""
     if not _makes_runs(file.file, context):
         return []
     cited: dict[str, set[str]] = {}  # function or class → the equations its anchors cite
@@ -886,10 +909,11 @@ def check_file(root: Path, facts: PaperFacts, file: FileIndex, context: Workspac
             cited.setdefault(anchor.function or "", set()).add(anchor.target)
     found: dict[str, Finding] = {}
     own_variants, by_line = _variants_of(file), _values_by_line([file])
+    lines = _SourceLines(root, file.file, source)
     for site in file.values:
         given = _where_given(site, file, by_line)
         checks = (
-            _check_value(root, given, facts, context, file, cited, own_variants),
+            _check_value(lines, given, facts, context, file, cited, own_variants),
             _check_loss_weight(given, facts),
             _check_library_default(given, facts),
         )
@@ -907,17 +931,26 @@ def check_open_file(
     sites = [c for f in index.files if f.file != file.file for c in f.components] + file.components
     workspace_wide = [f for f in _check_components(sites, facts, context, _values_by_line([file])) if f.code is not None and f.code.file == file.file]
     workspace_wide += equation_findings(root, spec, CodeIndex(root=str(root), files=[file]), sources={file.file: source})
-    return check_file(root, facts, file, context) + [_recorded(f, facts.decisions) for f in workspace_wide]
+    return check_file(root, facts, file, context, source) + [_recorded(f, facts.decisions) for f in workspace_wide]
 
 
-def check(root: Path, spec: PaperSpec, index: CodeIndex, decisions: DecisionsFile, facts: PaperFacts | None = None) -> CheckReport:
-    """Compare the workspace's code with the paper (and the answers recorded in `decisions`)."""
+def check(
+    root: Path,
+    spec: PaperSpec,
+    index: CodeIndex,
+    decisions: DecisionsFile,
+    facts: PaperFacts | None = None,
+    sources: Mapping[str, str] | None = None,
+) -> CheckReport:
+    """Compare the workspace's code with the paper (and the answers recorded in `decisions`).
+    `sources`: the text of files indexed from something other than the saved file (an editor's buffers)."""
     facts = facts or paper_facts(spec, decisions)
+    sources = sources or {}
     context = WorkspaceContext.of(index)
-    findings: list[Finding] = [f for file in index.files for f in check_file(root, facts, file, context)]
+    findings: list[Finding] = [f for file in index.files for f in check_file(root, facts, file, context, sources.get(file.file))]
     workspace_wide = (
         _check_components([c for f in index.files for c in f.components], facts, context, _values_by_line(index.files))
-        + equation_findings(root, spec, index)
+        + equation_findings(root, spec, index, sources=sources)
         + unimplemented(spec, index)
     )
     findings += [_recorded(f, decisions) for f in workspace_wide]

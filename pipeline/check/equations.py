@@ -68,7 +68,7 @@ def _divergence(
         code_value=code_value,
         paper_value=paper_value,
         paper=[Evidence(quote=equation.latex or equation.text, location=equation.location)],
-        fixes=[Fix(kind="record-deviation", title="Record this as a deliberate deviation")],
+        fixes=[Fix(kind="record-deviation", title=f"Record {function.name}'s {check} as a deliberate deviation from Eq. ({equation.number})")],
     )
 
 

@@ -48,16 +48,24 @@ export function commandUri(command: string, args: unknown[]): string {
 }
 
 const MARKDOWN_LINK = /\]\((file:[^)\s]+)\)/g;
+// The server's equation image: standard Markdown whose title gives the width to show it at.
+const SIZED_IMAGE = /(!\[[^\]]*\]\(data:[^)\s]+) "(\d+) px wide"\)/g;
 
-/** PDF links in hover Markdown become links that open the paper view at the page; everything else
- * (text links, which VS Code opens at the line, and `data:` images) stays as it is. */
+/** PDF links in hover Markdown become links that open the paper view at the page; an equation
+ * image gets VS Code's `|width=` so that it shows at its size (it is drawn larger for sharpness);
+ * everything else (text links, which VS Code opens at the line) stays as it is. */
 export function rewriteHoverMarkdown(markdown: string): { markdown: string; rewritten: number } {
   let rewritten = 0;
-  const out = markdown.replace(MARKDOWN_LINK, (whole, link: string) => {
-    const location = paperLinkLocation(link);
-    if (!location || !/\.pdf$/i.test(location.file)) return whole;
-    rewritten += 1;
-    return `](${commandUri(SHOW_PAPER, [location])})`;
-  });
+  const out = markdown
+    .replace(MARKDOWN_LINK, (whole, link: string) => {
+      const location = paperLinkLocation(link);
+      if (!location || !/\.pdf$/i.test(location.file)) return whole;
+      rewritten += 1;
+      return `](${commandUri(SHOW_PAPER, [location])})`;
+    })
+    .replace(SIZED_IMAGE, (_whole, image: string, width: string) => {
+      rewritten += 1;
+      return `${image}|width=${width})`;
+    });
   return { markdown: out, rewritten };
 }
