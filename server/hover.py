@@ -8,7 +8,7 @@ from pathlib import Path
 from urllib.parse import quote, unquote
 
 from paperlens.pipeline.paper_images import EquationImage
-from paperlens.pipeline.text import shorten
+from paperlens.pipeline.text import readable, shorten
 from paperlens.pipeline.links import PaperItem, item_name, section_of
 from paperlens.schemas import Algorithm, Equation, Evidence, Finding, Location, PaperSpec, Section, Table
 
@@ -32,8 +32,8 @@ def _open_link(spec: PaperSpec, location: Location) -> str:
     return f"[{location.short()}]({quote(paper_link(spec, location), safe=':/#,=%&')})"
 
 
-def _quote(text: str) -> str:
-    return "> " + shorten(text, QUOTE_CHARS)
+def _quote(latex: str) -> str:
+    return "> " + shorten(readable(latex), QUOTE_CHARS)
 
 
 def equation_block(spec: PaperSpec, equation: Equation, image: EquationImage | None) -> list[str]:
@@ -68,8 +68,10 @@ def evidence_lines(spec: PaperSpec, evidence: Evidence) -> list[str]:
 
 def finding_markdown(spec: PaperSpec, finding: Finding, equations: list[tuple[Equation, EquationImage | None]]) -> str:
     lines = [f"**paperlens — {finding.kind}**: {finding.message}", ""]
+    shown = {" ".join((e.latex or e.text).split()) for e, _ in equations}
     for evidence in finding.paper:
-        lines += evidence_lines(spec, evidence)
+        if " ".join(evidence.quote.split()) not in shown:  # an equation shown below is not quoted too
+            lines += evidence_lines(spec, evidence)
     for equation, image in equations:
         lines += equation_block(spec, equation, image)
     if finding.confidence_note:
@@ -78,7 +80,7 @@ def finding_markdown(spec: PaperSpec, finding: Finding, equations: list[tuple[Eq
 
 
 def statement_markdown(spec: PaperSpec, setting: str, value: str, evidence: Evidence) -> str:
-    lines = [f"**paperlens**: the paper states `{setting}` = `{value}`", "", *evidence_lines(spec, evidence)]
+    lines = [f"**paperlens**: the paper states `{setting}` = `{readable(value)}`", "", *evidence_lines(spec, evidence)]
     return "\n".join(lines).strip() + "\n"
 
 

@@ -343,7 +343,7 @@ def test_pytest_by_default(workspace):
     assert result.failures and result.failures[0].location.file == "test_model.py"
     (workspace / "test_model.py").unlink()
     empty = sandbox.run_smoke(workspace, _settings())
-    assert empty.status == "passed" and empty.exit_code == 5 and "no tests were collected" in empty.message
+    assert empty.status == "error" and empty.exit_code == 5 and "no tests were collected" in empty.message
 
 
 def test_the_command_is_found_in_the_workspace(tmp_path):

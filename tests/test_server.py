@@ -320,7 +320,9 @@ async def test_hover_on_a_value_the_paper_states_quotes_it(client: LanguageClien
     await _diagnostics(client, uri)
     line, column = _where(text, "LEARNING_RATE = 3e-4")
     value = await _hover(client, uri, line, column + len("LEARNING_RATE = "))
-    assert "the paper states `learning_rate` = `3\\times10^{-4}`" in value and "> We train a ResNet-18" in value
+    # As it reads, not as it is typed: no LaTeX commands in the value or the quote.
+    assert "the paper states `learning_rate` = `3×10^-4`" in value and "> We train a ResNet-18" in value
+    assert "a learning rate of 3×10^-4" in value and "\\" not in value.split("experiments.tex")[0]
     assert "experiments.tex#L" in value
 
 

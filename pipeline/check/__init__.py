@@ -30,6 +30,7 @@ from ...schemas import (
     ValueSite,
 )
 from ..decisions import DECISIONS_PATH
+from ..text import readable
 from ..code.knowledge import code_vocabulary, is_part_setting, is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds, stage_named_by
 from ..code.launchers import command_numbers
 from ..code.sites import SourceText
@@ -661,7 +662,8 @@ def _check_value(
             confidence = min(confidence, 0.7)
             notes.append(f"the paper states it for {facts[0].component}, the code passes it to {site.component}")
         fact = facts[0]
-        paper_value = _number(fact.value) + (f" ({fact.shown})" if fact.shown and fact.shown != _number(fact.value) else "")
+        shown = readable(fact.shown) if fact.shown else ""
+        paper_value = _number(fact.value) + (f" ({shown})" if shown and shown != _number(fact.value) else "")
         source = "an author's answer" if fact.from_answer else "the paper"
         edit = _value_edit(lines, site, _number(fact.value))
         return Finding(

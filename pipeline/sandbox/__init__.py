@@ -13,7 +13,7 @@ The command, first that applies:
    line names bash, else `sh`). A script that never mentions the flag would run in full, or stop
    at an unknown argument, so it is not taken.
 3. `python3 -m pytest -x -q` (the image's interpreter is `python3`). Its exit status 5 (no tests
-   collected) counts as passed, with a message saying that nothing ran.
+   collected) is no pass: the result is an `error` saying that nothing ran and what to add.
 Every run gets `PYTEST_ADDOPTS=-p no:cacheprovider` and `PYTHONDONTWRITEBYTECODE=1`. In local
 mode a discovered command's `python3` is the interpreter paperlens runs in.
 
@@ -137,7 +137,7 @@ def _result(outcome: Outcome, workspace: Path, workspace_in_run: str, settings: 
         return SmokeResult(status="passed", message=prefix + f"passed in {outcome.duration:.1f} s" + cut, **fields)
     if source == "pytest" and outcome.exit_code == PYTEST_NO_TESTS and not outcome.timed_out:
         message = "no tests were collected, so nothing ran: add tests, a reproduce.py that takes --smoke, or set sandbox.command"
-        return SmokeResult(status="passed", message=prefix + message + cut, **fields)
+        return SmokeResult(status="error", message=prefix + message + cut, **fields)
     from .failures import failures_of
 
     failures: list[SmokeFailure] = failures_of(
