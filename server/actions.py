@@ -346,5 +346,16 @@ async def scaffold_command(ls: PaperlensServer, target_id: str) -> bool:
     if edit is None:
         ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"paperlens: {problem}"))
         return False
-    result = await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label="paperlens: scaffold a module"))
+    return await apply_edit(ls, edit, "paperlens: scaffold a module")
+
+
+async def apply_edit(ls: PaperlensServer, edit: lsp.WorkspaceEdit, label: str) -> bool:
+    """Ask the client to apply an edit, when it takes such requests (`workspace.applyEdit`);
+    whether it was applied."""
+    if not get_capability(ls.client_capabilities, "workspace.apply_edit", False):
+        _show(ls, f"{label}: the editor does not apply edits a language server sends (workspace/applyEdit)", lsp.MessageType.Error)
+        return False
+    result = await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label=label))
+    if not result.applied:
+        log.info("%s: not applied (%s)", label, result.failure_reason or "declined")
     return bool(result.applied)

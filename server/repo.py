@@ -26,6 +26,7 @@ from .actions import (
     REFACTOR_GENERATE,
     action_offers,
     action_resolvers,
+    apply_edit,
     creates_files,
     llm_client,
     llm_settings,
@@ -68,10 +69,7 @@ async def scaffold_repository(ls: PaperlensServer, *arguments: object) -> bool:
     if problem is not None:
         _show(ls, problem, lsp.MessageType.Error)
         return False
-    result = await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label=SCAFFOLD_LABEL))
-    if not result.applied:
-        log.info("the repository's scaffold was not applied: %s", result.failure_reason or "declined")
-    return bool(result.applied)
+    return await apply_edit(ls, edit, SCAFFOLD_LABEL)
 
 
 def _folder_in_workspace(ls: PaperlensServer, folder: object) -> Path | None:
@@ -214,8 +212,7 @@ async def generate_module(ls: PaperlensServer, uri: str) -> bool:
         return False
     # Nothing is awaited between `_generated_edit`'s check that the document is still the one the LLM
     # was shown and sending the edit: an unversioned edit cannot overwrite what the user typed meanwhile.
-    result = await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label=GENERATE_TITLE))
-    return bool(result.applied)
+    return await apply_edit(ls, edit, GENERATE_TITLE)
 
 
 async def _generated_edit(ls: PaperlensServer, uri: str) -> lsp.WorkspaceEdit | None:
