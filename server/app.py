@@ -15,6 +15,7 @@ import logging
 import re
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -46,6 +47,9 @@ from .watch import DiskWatcher
 log = logging.getLogger("paperlens.server")
 REINDEX = "paperlens.reindex"
 COALESCE_SECONDS = 0.2  # disk events closer than this are one change (a save writes several)
+QUIET_SECONDS = 1.0  # no edit for this long: the user paused, and background work may run
+IDLE_COLLECT_SECONDS = 2.0  # a full garbage collection waits for this long a pause in the edits
+YOUNG_GARBAGE = 20_000  # objects allocated since the last collection that make one worth it at once
 CHECKS, GAPS = "checks", "gaps"  # producers of diagnostics; each owns its own per document
 WORKSPACE_GLOBS = ("**/*.py", "**/*.{yaml,yml,json,toml,ini,cfg}", "**/*.{md,sh,bash,ipynb}", "**/.paperlens/decisions.yaml")
 PAPER_SUFFIXES = (".tex", ".md", ".pdf", ".bib", ".sty")
@@ -128,6 +132,8 @@ class PaperlensServer(LanguageServer):
         self.diagnostics: dict[str, dict[str, list[lsp.Diagnostic]]] = {}
         self.changed_on_disk: set[Path] = set()
         self.coalescing: asyncio.TimerHandle | None = None
+        self.collecting: asyncio.TimerHandle | None = None
+        self.last_edit = 0.0  # time.monotonic() of the last change to an open document
         self.watcher: DiskWatcher | None = None
         self.reporting_error = False
         self.workspace_settings = WorkspaceSettings()
@@ -216,6 +222,30 @@ class PaperlensServer(LanguageServer):
         with contextlib.suppress(ValueError):
             return Path(path).resolve().relative_to(self.root).as_posix()
         return None
+
+    async def wait_until_idle(self) -> None:
+        """Until the editor waits for nothing: the workspace read, no analysis pending, no edit for
+        QUIET_SECONDS. Background work (typesetting, the sandbox) starts then, never before."""
+        await self.ready.wait()
+        while (quiet := time.monotonic() - self.last_edit) < QUIET_SECONDS or any(not task.done() for task in self.pending.values()):
+            await asyncio.sleep(max(QUIET_SECONDS - quiet, 0.1))
+
+    def collect_garbage(self) -> None:
+        """After an analysis is published, never during one: the young objects at once when many,
+        everything once the user pauses (a full collection can take tens of milliseconds)."""
+        if gc.get_count()[0] > YOUNG_GARBAGE:
+            gc.collect(1)
+        if self.collecting is not None:
+            self.collecting.cancel()
+
+        def when_idle() -> None:
+            if any(not task.done() for task in self.pending.values()):
+                self.collect_garbage()  # an analysis is on its way: later
+            else:
+                self.collecting = None
+                gc.collect()
+
+        self.collecting = asyncio.get_running_loop().call_later(IDLE_COLLECT_SECONDS, when_idle)
 
     def publish(self, uri: str, producer: str, diagnostics: list[lsp.Diagnostic], version: int | None = None) -> None:
         """Replace one producer's diagnostics for a document and send the union of all producers'."""
@@ -439,6 +469,7 @@ async def _analyse_later(ls: PaperlensServer, uri: str, delay: float) -> None:
         return  # a newer edit is on its way
     ls.findings[uri], ls.analysed_versions[uri] = findings, version
     ls.publish(uri, CHECKS, [to_diagnostic(f, uri, ls.spec, ls.positions, ls.settings.severity) for f in findings], version)
+    ls.collect_garbage()
 
 
 def _publish_gaps(ls: PaperlensServer, uri: str, version: int | None) -> None:
@@ -465,6 +496,7 @@ def did_open(ls: PaperlensServer, params: lsp.DidOpenTextDocumentParams) -> None
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: PaperlensServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    ls.last_edit = time.monotonic()
     _schedule(ls, params.text_document.uri)
 
 
@@ -541,6 +573,11 @@ def on_shutdown(ls: PaperlensServer, params: None) -> None:
 
 
 def main() -> None:
+    # What the imports made lives as long as the server: frozen, so that no collection walks it. The
+    # collector never pauses the work the editor waits for: it runs when a load or an analysis ends
+    # (`load_workspace`, `collect_garbage`).
+    gc.freeze()
+    gc.disable()
     # stdout is the JSON-RPC channel. One line per event, with its time.
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # The library logs every message it sends at INFO, and each error it passes to

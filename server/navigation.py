@@ -46,13 +46,16 @@ WARMED_EQUATIONS = 50
 
 async def warm_images(ls: PaperlensServer) -> None:
     """Once the workspace is read, typeset the equations its anchors name (the first image also
-    loads the renderer), so that no hover waits for them."""
-    await ls.ready.wait()
+    loads the renderer), so that no hover waits for them. One at a time, in pauses of the typing:
+    a render holds the interpreter for tens of milliseconds, and the edits' diagnostics come first."""
+    await ls.wait_until_idle()
     spec, index = ls.spec, ls.index
     if spec is None or index is None:
         return
     named = {id(item): item for file in index.files for anchor in file.anchors if isinstance(item := anchor_target(spec, anchor), Equation)}
-    await asyncio.to_thread(lambda: [equation_image(spec, e) for e in list(named.values())[:WARMED_EQUATIONS]])
+    for equation in list(named.values())[:WARMED_EQUATIONS]:
+        await ls.wait_until_idle()
+        await asyncio.to_thread(equation_image, spec, equation)
 
 
 server.start_hooks.append(warm_images)

@@ -44,7 +44,8 @@ class Positions:
             source = document.source
             cached = self._open.get(uri)
             if cached is None or cached[0] != document.version or cached[1] != id(source):
-                cached = (document.version, id(source), _LINE_BREAK_RE.split(source))
+                # An ASCII document counts the same in every encoding: no lines needed (most code).
+                cached = (document.version, id(source), [] if source.isascii() else _LINE_BREAK_RE.split(source))
                 self._open[uri] = cached
             return cached[2]
         self._open.pop(uri, None)
@@ -67,6 +68,15 @@ class Positions:
                 lines = []
         self._saved[path] = (stamp, lines)
         return lines
+
+    def line_range(self, uri: str, line: int) -> lsp.Range:
+        """A line's text without its indentation and trailing blanks (a line past the end: empty)."""
+        documents = self.workspace.text_documents if self.workspace is not None else {}
+        document = documents.get(uri)
+        lines = _LINE_BREAK_RE.split(document.source) if document is not None else self._saved_lines(to_fs_path(uri) or "")
+        text = lines[line] if 0 <= line < len(lines) else ""
+        start, end = len(text) - len(text.lstrip()), len(text.rstrip())
+        return self.range(uri, line, start, line, end)
 
     def forget(self, uri: str) -> None:
         self._open.pop(uri, None)

@@ -99,7 +99,7 @@ def _failure_diagnostic(ls: PaperlensServer, failure: SmokeFailure) -> lsp.Diagn
     ]
     message = f"smoke run: {failure.message}" + (f" — {failure.suggestion}" if failure.suggestion else "")
     return lsp.Diagnostic(
-        range=_line_range(ls, failure.location.file, failure.location.line),
+        range=ls.positions.line_range((ls.root / failure.location.file).as_uri(), failure.location.line),
         message=message,
         severity=lsp.DiagnosticSeverity.Error,
         code=failure.error_class,
@@ -108,27 +108,14 @@ def _failure_diagnostic(ls: PaperlensServer, failure: SmokeFailure) -> lsp.Diagn
     )
 
 
-def _dependency_diagnostic(issue: DependencyIssue) -> lsp.Diagnostic:
+def _dependency_diagnostic(ls: PaperlensServer, uri: str, issue: DependencyIssue) -> lsp.Diagnostic:
     return lsp.Diagnostic(
-        range=to_range(issue.location),
+        range=to_range(issue.location, uri, ls.positions),
         message=issue.message,
         severity=lsp.DiagnosticSeverity.Warning if issue.kind == "missing-requirement" else lsp.DiagnosticSeverity.Information,
         code=issue.kind,
         source="paperlens smoke",
     )
-
-
-def _line_range(ls: PaperlensServer, file: str, line: int) -> lsp.Range:
-    """The whole line, as the editor holds it when the file is open, else as saved."""
-    assert ls.root is not None
-    uri = (ls.root / file).as_uri()
-    document = ls.workspace.text_documents.get(uri)
-    try:
-        text = document.lines[line] if document is not None else (ls.root / file).read_text(encoding="utf-8").splitlines()[line]
-    except (OSError, IndexError, UnicodeDecodeError):
-        text = ""
-    indent = len(text) - len(text.lstrip())
-    return lsp.Range(start=lsp.Position(line=line, character=indent), end=lsp.Position(line=line, character=len(text.rstrip())))
 
 
 def _publish(ls: PaperlensServer, result: SmokeResult) -> None:
@@ -139,7 +126,8 @@ def _publish(ls: PaperlensServer, result: SmokeResult) -> None:
         if failure.location is not None:
             by_uri.setdefault((ls.root / failure.location.file).as_uri(), []).append(_failure_diagnostic(ls, failure))
     for issue in result.dependencies:
-        by_uri.setdefault((ls.root / issue.location.file).as_uri(), []).append(_dependency_diagnostic(issue))
+        uri = (ls.root / issue.location.file).as_uri()
+        by_uri.setdefault(uri, []).append(_dependency_diagnostic(ls, uri, issue))
     stale = {uri for uri, producers in ls.diagnostics.items() if producers.get(SMOKE)} - by_uri.keys()
     for uri in stale:
         ls.publish(uri, SMOKE, [])
@@ -174,12 +162,12 @@ async def run_smoke_command(ls: PaperlensServer) -> dict | None:
 
 
 async def get_ready_at_start(ls: PaperlensServer) -> None:
-    """Containers a crashed server left behind are removed; once the settings are read, the image
-    is built and the first container readied, so the first save is as quick as the next."""
+    """Once the first diagnostics are out: containers a crashed server left behind are removed, then
+    the image is built and the first container readied, so the first save is as quick as the next."""
+    await ls.wait_until_idle()
     removed = await asyncio.to_thread(reap_leftovers)
     if removed:
         log.info("removed %d container(s) left by an earlier run", removed)
-    await ls.ready.wait()
     if ls.settings.smoke_on_save and ls.root is not None:
         problem = await asyncio.to_thread(prepare, ls.root, sandbox_settings(ls))
         if problem:

@@ -360,15 +360,16 @@ class _SourceLines:
     unsaved buffer), else the file as saved, read once and only when an edit needs it."""
 
     def __init__(self, root: Path, file: str, source: str | None) -> None:
-        self._root, self._file = root, file
-        self._lines = SourceText(file, source).lines if source is not None else None
+        self._root, self._file, self._source = root, file, source
+        self._lines: list[str] | None = None
 
     def line(self, file: str, number: int) -> str | None:
         if file != self._file:
             return None
         if self._lines is None:
             try:
-                self._lines = SourceText(file, (self._root / file).read_text(encoding="utf-8")).lines
+                source = self._source if self._source is not None else (self._root / file).read_text(encoding="utf-8")
+                self._lines = SourceText(file, source).lines
             except (OSError, UnicodeDecodeError):
                 self._lines = []
         return self._lines[number] if number < len(self._lines) else None

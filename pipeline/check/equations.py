@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -223,6 +224,52 @@ def _returns_of(node: ast.AST) -> list[ast.Return]:
     return found
 
 
+# What one anchored definition gives, by everything it depends on: an edit elsewhere in the file
+# (the editor re-checks the whole file on each) reuses it instead of walking the definition again.
+_COMPARED: OrderedDict[tuple, list[Finding]] = OrderedDict()
+_COMPARED_ENTRIES = 1024
+
+
+def _compared(function: FunctionSite, equation: Equation, node: ast.AST, anchor_line: int, lines: list[str]) -> list[Finding]:
+    """The divergences one anchor (on `anchor_line`) finds between the definition `node` and `equation`."""
+    key = (
+        function.location.file, function.qualname, function.location.line, function.location.column, node.lineno,
+        anchor_line, lines[anchor_line] if anchor_line < len(lines) else "", equation.id, equation.number, equation.latex,
+        "\n".join(lines[node.lineno - 1 : node.end_lineno]),
+    )  # fmt: skip
+    if (cached := _COMPARED.get(key)) is not None:
+        _COMPARED.move_to_end(key)
+        return cached
+    found = _compare(function, equation, node, anchor_line, lines)
+    _COMPARED[key] = found
+    if len(_COMPARED) > _COMPARED_ENTRIES:
+        _COMPARED.popitem(last=False)
+    return found
+
+
+def _compare(function: FunctionSite, equation: Equation, node: ast.AST, anchor_line: int, lines: list[str]) -> list[Finding]:
+    documented = _documented(node, anchor_line, lines)
+    if documented is None:
+        return []
+    findings: list[Finding] = []
+    latex = equation.latex or ""
+    sums_in_paper = any(m in latex for m in SUM_MARKERS)
+    averages_in_paper = any(m in latex for m in MEAN_MARKERS)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+        documented is node or any(documented is r for r in _returns_of(node))
+    ):  # the anchor documents what the function returns
+        findings += [f for f in (_missing_term(function, equation, node), _missing_sign(function, equation, node)) if f]
+    # A reduction is reported where the anchor points, and only when nothing in the whole
+    # definition offsets it (a sum of means, a sum divided by N on the next line).
+    means, sums, divides = _reductions(node)
+    means_here, sums_here, _ = (means, sums, divides) if documented is node else _reductions(documented)
+    if sums_in_paper and not averages_in_paper and means_here and not sums:
+        findings.append(_finding(function, equation, means_here[0], summed=True))
+    elif averages_in_paper and sums_here and not means and not divides:  # 1/N Σ is an average
+        findings.append(_finding(function, equation, sums_here[0], summed=False))
+    return findings
+
+
 def equation_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Mapping[str, str] | None = None) -> list[Finding]:
     """Functions an anchor ties to an equation, compared with it; `sources`: an editor's unsaved texts."""
     by_number = {e.number: e for e in spec.equations if e.number}
@@ -247,24 +294,6 @@ def equation_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Ma
         lines = _LINE_BREAK.split(text)  # as the index counts lines (not str.splitlines: \f, \v)
         for anchor, function, equation in anchored:
             node = _definition(tree, function)
-            if node is None:
-                continue
-            documented = _documented(node, anchor.location.line, lines)
-            if documented is None:
-                continue
-            latex = equation.latex
-            sums_in_paper = any(m in latex for m in SUM_MARKERS)
-            averages_in_paper = any(m in latex for m in MEAN_MARKERS)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
-                documented is node or any(documented is r for r in _returns_of(node))
-            ):  # the anchor documents what the function returns
-                findings += [f for f in (_missing_term(function, equation, node), _missing_sign(function, equation, node)) if f]
-            # A reduction is reported where the anchor points, and only when nothing in the whole
-            # definition offsets it (a sum of means, a sum divided by N on the next line).
-            means, sums, divides = _reductions(node)
-            means_here, sums_here, _ = (means, sums, divides) if documented is node else _reductions(documented)
-            if sums_in_paper and not averages_in_paper and means_here and not sums:
-                findings.append(_finding(function, equation, means_here[0], summed=True))
-            elif averages_in_paper and sums_here and not means and not divides:  # 1/N Σ is an average
-                findings.append(_finding(function, equation, sums_here[0], summed=False))
+            if node is not None:
+                findings += _compared(function, equation, node, anchor.location.line, lines)
     return list({finding.id: finding for finding in findings}.values())  # several anchors, one finding

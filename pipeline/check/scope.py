@@ -118,11 +118,17 @@ def names_another_experiment(site: ValueSite, scope: frozenset[str], paper_names
     `scope`: `other_tasks/DINO/README.md` is DINO's run, not the LLaMA 7B's a value is stated for.
     With `partly`, only when it also misses one of the scope's names: `cnn-resnet18-mnist.ipynb` is the
     ResNet-18's MNIST run, not the "MNIST DDPMs'", while `cifar10_vitb.yaml` is a ViT-B run."""
-    place = str(PurePosixPath(site.location.file).with_suffix(""))  # `.yaml` names no experiment
-    words = {fold(word) for word in re.split(r"[^A-Za-z0-9]+", " ".join((place, site.name, site.call or "")))}
+    words = _words_of_place(site.location.file, site.name, site.call or "")
     if partly and scope <= words:
         return False
     return bool((words & paper_names) - scope)
+
+
+@functools.lru_cache(maxsize=8192)
+def _words_of_place(file: str, name: str, call: str) -> frozenset[str]:
+    """The folded words of a site's path (without its suffix: `.yaml` names no experiment), name and call."""
+    place = str(PurePosixPath(file).with_suffix(""))
+    return frozenset(fold(word) for word in re.split(r"[^A-Za-z0-9]+", " ".join((place, name, call))))
 
 
 def untold(scope: frozenset[str], folded_paths: str) -> frozenset[str]:

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
-import openai
 from pydantic import BaseModel, ValidationError
 
 from ...schemas.llm import LLMSettings
@@ -20,8 +19,10 @@ from ..ingest.cache import cache_dir
 from .cache import AnswerCache, request_key
 from .errors import LLMError, LLMNotConfigured, LLMUnavailable
 
+# openai takes over a second to import and most sessions have no LLM: the methods that use it import it.
 if TYPE_CHECKING:
     import httpx2
+    import openai
     from openai.types import CompletionUsage
 
 log = logging.getLogger(__name__)
@@ -118,6 +119,8 @@ class LLMClient:
         self._cache = AnswerCache(cache_dir() / "llm") if settings.cache else None
         # Some servers (llama-cpp-python's, older vLLM) reject json_schema but honour json_object.
         self._json_schema_accepted = True
+        import openai
+
         self._openai = openai.OpenAI(
             base_url=settings.base_url,
             api_key=read_api_key(settings) or _NO_KEY,
@@ -164,6 +167,8 @@ class LLMClient:
         )
 
     def _ask_until_valid(self, messages: Messages, response_model: type[AnswerT], purpose: str) -> AnswerT:
+        import openai
+
         attempts = self.settings.max_retries + 1
         conversation = messages
         problem = ""
@@ -188,6 +193,8 @@ class LLMClient:
 
     def _ask(self, messages: Messages, response_model: type[AnswerT]) -> AnswerT:
         """One answer; raises ValidationError when it is not JSON of the schema."""
+        import openai
+
         if self._json_schema_accepted:
             try:
                 return self._ask_json_schema(messages, response_model)
@@ -197,6 +204,8 @@ class LLMClient:
         return self._ask_json_object(messages, response_model)
 
     def _ask_json_schema(self, messages: Messages, response_model: type[AnswerT]) -> AnswerT:
+        import openai
+
         self.usage.requests += 1
         try:
             completion = self._openai.chat.completions.parse(
@@ -218,6 +227,8 @@ class LLMClient:
         return message.parsed
 
     def _ask_json_object(self, messages: Messages, response_model: type[AnswerT]) -> AnswerT:
+        import openai
+
         schema = json.dumps(response_model.model_json_schema())
         schema_note = {
             "role": "system",
@@ -244,6 +255,8 @@ class LLMClient:
 
     def _translate(self, err: openai.OpenAIError) -> LLMError:
         """A message that says what happened and what to do; server text only where it cannot echo the key."""
+        import openai
+
         where = self._where
         retries = f"after {self.settings.max_retries} retries"
         match err:

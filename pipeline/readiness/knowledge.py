@@ -6,6 +6,7 @@ import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -66,9 +67,14 @@ def _requirement(raw: dict) -> Requirement:
     )
 
 
+def _load_yaml(name: str) -> Any:
+    # libyaml's loader where PyYAML has it: the pure-Python one takes ~10 ms a file, at every start.
+    return yaml.load((KNOWLEDGE / name).read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 @functools.cache
 def requirements() -> Requirements:
-    raw = yaml.safe_load((KNOWLEDGE / "requirements.yaml").read_text(encoding="utf-8"))
+    raw = _load_yaml("requirements.yaml")
     return Requirements(
         by_component={name: tuple(_requirement(r) for r in items) for name, items in raw["components"].items()},
         training=tuple(_requirement(r) for r in raw["training"]),
@@ -77,7 +83,7 @@ def requirements() -> Requirements:
 
 @functools.cache
 def ambiguous_wordings() -> tuple[AmbiguousWording, ...]:
-    raw = yaml.safe_load((KNOWLEDGE / "ambiguities.yaml").read_text(encoding="utf-8"))
+    raw = _load_yaml("ambiguities.yaml")
     return tuple(
         AmbiguousWording(
             id=entry["id"],

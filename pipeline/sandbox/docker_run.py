@@ -168,6 +168,24 @@ def engine_errors() -> Iterator[None]:
         raise SandboxUnavailable(f"Docker: {err}") from None
 
 
+def _nothing_listens() -> OSError | None:
+    """Why the engine cannot be there, when its address is a Unix socket that is missing or refuses
+    connections; checked without docker-py, which takes a while to import. None otherwise: other
+    addresses (TCP, SSH) and other errors (no permission) are docker-py's to report."""
+    address = _engine_address()
+    if not address.startswith("unix://"):
+        return None
+    with socket.socket(socket.AF_UNIX) as probe:
+        probe.settimeout(1.0)
+        try:
+            probe.connect(address.removeprefix("unix://"))
+        except (FileNotFoundError, ConnectionRefusedError) as err:
+            return err
+        except OSError:
+            return None
+    return None
+
+
 def _engine_message(err: BaseException) -> str:
     address = _engine_address()
     chain = []
@@ -219,6 +237,9 @@ def _owner_alive(pid: int, ticks: str) -> bool:
 def reap_leftovers() -> int:
     """Removes labelled containers whose owner process on this host is gone; how many. Never
     raises: without an engine there is nothing to reap."""
+    if (refused := _nothing_listens()) is not None:  # the server reaps at start: no docker-py for nothing
+        log.info("sandbox: no leftovers reaped (%s)", _engine_message(refused))
+        return 0
     try:
         api = client().api
         with engine_errors():
@@ -532,6 +553,8 @@ def set_prewarm(mode: Literal["started", "created"] | None) -> None:
 def prepare(workspace: Path, command: list[str], settings: SandboxSettings) -> None:
     """Resolves (builds) the image and makes the first container ahead of time, so that the first
     run is as fast as the later ones. Raises SandboxUnavailable."""
+    if (refused := _nothing_listens()) is not None:  # the server prepares at start: no docker-py for nothing
+        raise SandboxUnavailable(_engine_message(refused))
     api = client().api
     with engine_errors():
         _first_run(api)
