@@ -22,11 +22,15 @@ WIDE_LINE = '    note = "λ 𝜆 😀"; optimizer = build_optimizer(model, weigh
 TWO_VALUES_LINE = '    probe = torch.optim.AdamW(model.parameters(), lr=0.1, weight_decay=0.3)  # λ\n'
 
 
+RANGE_ANCHOR = 'def both_weights(m, tau):\n    """Eqs. (3)-(4) together."""\n    return m ** (1 / tau)\n'
+
+
 def _wide_lines(workspace) -> None:
     train = workspace / "train.py"
     text = train.read_text()
     assert "    optimizer = build_optimizer(model, weight_decay=5e-4)\n" in text
     train.write_text(text.replace("    optimizer = build_optimizer(model, weight_decay=5e-4)\n", WIDE_LINE + TWO_VALUES_LINE))
+    (workspace / "tlm.py").write_text((workspace / "tlm.py").read_text() + "\n\n" + RANGE_ANCHOR)
 
 
 def _capabilities(preset: str, encodings=None, hover_formats=None, show_document=True, resource_operations=True) -> lsp.ClientCapabilities:
@@ -185,6 +189,12 @@ async def test_hover_and_actions_are_for_what_is_under_the_cursor(client: Langua
     )
     assert [a.title for a in actions if "weight decay" in a.title or "weight_decay" in a.title] == []
     assert "Use the paper's learning rate (3e-4)" in [a.title for a in actions]
+    # An anchor naming a range of equations: the hover shows each of them.
+    tlm, tlm_text = _open(client, "tlm.py")
+    await _diagnostics(client, tlm)
+    line, column = _where(tlm_text, "Eqs. (3)-(4)")
+    value = await _hover(client, tlm, line, column + len("Eqs. (3)"))
+    assert "**Eq. (3)**" in value and "**Eq. (4)**" in value
 
 
 @pytest.mark.parametrize("client", [{"preset": "visual-studio-code", "hover_formats": [lsp.MarkupKind.PlainText]}], indirect=True)
