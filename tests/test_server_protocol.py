@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import json
+import re
+import subprocess
 import sys
 
 import pytest
@@ -13,6 +16,8 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from paperlens.server.positions import Positions
 
 from .test_server import _actions, _apply, _diagnostics, _edits_of, _hover, _open, _record, _start, _where
 
@@ -255,3 +260,51 @@ async def test_a_malformed_request_is_answered_with_invalid_params(client: Langu
     # The server goes on: a well-formed request after it is answered.
     uri, _ = _open(client, "train.py")
     assert await _diagnostics(client, uri)
+
+
+def test_columns_convert_both_ways_in_each_encoding(tmp_path):
+    """The one converter: code points ↔ UTF-8 bytes, UTF-16 units, UTF-32; a position inside a
+    character is that character; past the end stays past the end."""
+    path = tmp_path / "wide.py"
+    line = 'x = "λ𝜆😀" + y'
+    path.write_text(f"# first\n{line}\n", encoding="utf-8")
+    uri = path.as_uri()
+    after_emoji = line.index("😀") + 1  # code points
+    expected = {"utf-8": len(line[:after_emoji].encode()), "utf-16": len(line[:after_emoji].encode("utf-16-le")) // 2, "utf-32": after_emoji}
+    for encoding, units in expected.items():
+        positions = Positions()
+        positions.workspace = type("Workspace", (), {"position_encoding": encoding, "text_documents": {}})()
+        assert positions.character(uri, 1, after_emoji) == units
+        assert positions.column(uri, lsp.Position(line=1, character=units)) == after_emoji
+        assert positions.character(uri, 0, 3) == 3  # an ASCII line counts the same everywhere
+        assert positions.character(uri, 1, len(line) + 2) == positions.character(uri, 1, len(line)) + 2
+    inside = Positions()
+    inside.workspace = type("Workspace", (), {"position_encoding": "utf-8", "text_documents": {}})()
+    lambda_at = line.index("λ")
+    assert inside.column(uri, lsp.Position(line=1, character=lambda_at + 1)) == lambda_at  # the middle of λ's two bytes
+
+
+def test_a_client_mistake_is_one_timestamped_warning_not_an_internal_error(tmp_path):
+    """Over plain stdio: the server's log (stderr) has one line for a malformed request, with its
+    time, as a warning; no traceback, no "internal error"."""
+
+    def frame(message: dict) -> bytes:
+        body = json.dumps(message).encode()
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+    messages = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}, "rootUri": tmp_path.as_uri()}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover", "params": {"textDocument": {"uri": (tmp_path / "x.py").as_uri()}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "paperlens.server"], input=b"".join(frame(m) for m in messages), capture_output=True, timeout=60, cwd=tmp_path
+    )
+    log = done.stderr.decode()
+    about_it = [line for line in log.splitlines() if "textDocument/hover" in line]
+    assert len(about_it) == 1, log
+    assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} WARNING paperlens\.server: invalid params for textDocument/hover", about_it[0])
+    assert "Traceback" not in log and "internal error" not in log
+    assert b'"code": -32602' in done.stdout
