@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import yaml
@@ -9,7 +10,9 @@ from pydantic import ValidationError
 
 from ..schemas import Assumption, Clarification, DecisionsFile, Deviation, Finding
 from .errors import DecisionsError
-from .files import write_atomically
+from .files import UnreadableFile, read_regular_file, write_atomically
+
+MAX_DECISIONS_BYTES = 16_000_000  # far more than any team's decisions
 
 DECISIONS_PATH = Path(".paperlens") / "decisions.yaml"
 
@@ -21,14 +24,18 @@ def decisions_path(workspace: Path) -> Path:
 def load_decisions(workspace: Path) -> DecisionsFile:
     """The workspace's decisions; none when the file does not exist."""
     path = decisions_path(workspace)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return DecisionsFile()
-    except (OSError, UnicodeDecodeError) as err:
-        raise DecisionsError(f"{DECISIONS_PATH}: cannot be read ({err})") from None
+    try:
+        text = read_regular_file(path, limit=MAX_DECISIONS_BYTES).decode("utf-8")
+    except UnreadableFile as err:
+        raise DecisionsError(f"{DECISIONS_PATH}: {err}; fix it (paperlens leaves it untouched)") from None
+    except UnicodeDecodeError as err:
+        raise DecisionsError(f"{DECISIONS_PATH}: not UTF-8 ({err.reason} at byte {err.start}); fix the file (paperlens leaves it untouched)") from None
     try:
         raw = yaml.safe_load(text)
+    except RecursionError:
+        raise DecisionsError(f"{DECISIONS_PATH}: nested too deeply to read; fix the file (paperlens leaves it untouched)") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
@@ -9,29 +10,42 @@ from pydantic import ValidationError
 
 from ..schemas import EditorSettings, WorkspaceSettings
 from .errors import PaperError, WorkspaceError
+from .files import UnreadableFile, read_regular_file
 from .ingest import find_main_file
 
 SETTINGS_FILES = ("pyproject.toml", ".paperlens.toml")
 PAPER_FOLDERS = ("paper", "papers", "docs/paper")
+MAX_SETTINGS_BYTES = 4_000_000
 
 
 def load_settings(workspace: Path) -> WorkspaceSettings:
     """`.paperlens.toml` (top level or `[tool.paperlens]`) wins over `[tool.paperlens]` in pyproject.toml."""
     for name in reversed(SETTINGS_FILES):
         path = workspace / name
-        if not path.is_file():
+        if not os.path.lexists(path):
             continue
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            data = tomllib.loads(read_regular_file(path, limit=MAX_SETTINGS_BYTES).decode("utf-8"))
+        except UnreadableFile as err:
+            raise WorkspaceError(f"{name}: {err}") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
             raise WorkspaceError(f"{name}: not valid TOML ({err})") from None
-        section = data.get("tool", {}).get("paperlens")
+        except RecursionError:
+            raise WorkspaceError(f"{name}: nested too deeply to read") from None
+        tool = data.get("tool")
+        section = tool.get("paperlens") if isinstance(tool, dict) else None
+        if tool is not None and not isinstance(tool, dict):
+            raise WorkspaceError(f"{name}: `tool` is {type(tool).__name__}, not a table; [tool.paperlens] cannot be read")
         if section is None and name == ".paperlens.toml":
             section = data
         if section is None:
             continue
+        if not isinstance(section, dict):
+            raise WorkspaceError(f"{name}: [tool.paperlens] is {type(section).__name__}, not a table")
         try:
             return WorkspaceSettings.model_validate(section)
+        except RecursionError:
+            raise WorkspaceError(f"{name}: [tool.paperlens] nested too deeply to read") from None
         except ValidationError as err:
             first = err.errors()[0]
             field = ".".join(str(part) for part in first["loc"]) or "settings"

@@ -88,7 +88,7 @@ def _broken_inputs(tmp: Path) -> dict[str, tuple[Path, str]]:
         "input loop": (loop, "\\input loop"),
         "input outside": (outside, "outside the paper's folder"),
         "unbalanced braces": (braces, "unbalanced braces"),
-        "10 MB tex": (huge, "exceed 4 MB"),
+        "10 MB tex": (huge, "larger than 4 MB"),
     }
 
 

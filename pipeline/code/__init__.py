@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ...schemas.code import CodeIndex, FileIndex
 from ...schemas.paper import Problem
+from ..files import UnreadableFile, read_regular_file
 from .configs import index_config
 from .incremental import index_document, index_edit
 from .launchers import index_launcher
@@ -49,7 +50,7 @@ DEFAULT_INCLUDE = ("**/*",)
 EXCLUDED_DIRECTORIES = frozenset(
     {".git", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".paperlens", "site-packages"}
 )
-MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_FILE_BYTES = 2_000_000
 LANGUAGES = {
     ".py": "python",
     ".yaml": "yaml",
@@ -213,17 +214,13 @@ def _read(root: Path, path: str, previous: FileIndex | None) -> FileIndex:
     full = root / path
     language = _language_on_disk(root, path) or "python"
     try:
-        status = full.lstat()
-        if stat.S_ISLNK(status.st_mode) or ".." in path.split("/"):
-            if not full.resolve().is_relative_to(root):
-                return _unread(path, "", language, f"{path}: links outside the workspace; not read", previous)
-            status = full.stat()
-        if status.st_size > MAX_FILE_BYTES:
-            return _unread(path, "", language, f"{path}: larger than {MAX_FILE_BYTES // 2**20} MB; not read", previous)
-        if previous is not None and _unchanged_since_read(full, status, previous.sha256):
+        status = full.stat()
+        if previous is not None and stat.S_ISREG(status.st_mode) and _unchanged_since_read(full, status, previous.sha256):
             return previous
-        data = full.read_bytes()
-    except OSError as error:
+        data = read_regular_file(full, limit=MAX_FILE_BYTES, inside=root)
+    except UnreadableFile as error:
+        return _unread(path, "", language, f"{path}: {error}; not read", previous)
+    except OSError as error:  # the stat: a link that loops, a file gone
         return _unread(path, "", language, f"{path}: cannot be read: {error.strerror or error}", previous)
     digest = hashlib.sha256(data).hexdigest()
     _last_read[str(full)] = (status.st_mtime_ns, status.st_size, digest, time.time_ns())

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ...schemas import PaperSpec
 from ..errors import PaperError
+from ..files import UnreadableFile, read_regular_file
 from . import cache
 
 LATEX_SUFFIXES = {".tex"}
@@ -14,13 +15,19 @@ PDF_SUFFIXES = {".pdf"}
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 PREFERRED_MAIN_NAMES = ("main", "paper", "ms", "article", "manuscript")
 _DOCUMENT_RE = re.compile(rb"^[^%\n]*\\begin\{document\}", re.M)
+MAX_MAIN_FILE_BYTES = 16_000_000  # a .tex larger than this is no paper's main file
 
 
 def find_main_file(folder: Path) -> Path:
     """The paper in a folder: the .tex that holds \\begin{document}, else a lone .md or .pdf."""
-    tex_files = sorted(folder.glob("*.tex"))
-    with_document = [p for p in tex_files if _DOCUMENT_RE.search(p.read_bytes())]
-    candidates = with_document or tex_files
+    tex_files, unreadable = [], []
+    for path in sorted(folder.glob("*.tex")):
+        try:  # only the start of each: the file with \begin{document} is the main one
+            tex_files.append((path, read_regular_file(path, limit=MAX_MAIN_FILE_BYTES)))
+        except UnreadableFile as err:
+            unreadable.append(f"{path.name}: {err}")
+    with_document = [p for p, data in tex_files if _DOCUMENT_RE.search(data)]
+    candidates = with_document or [p for p, _ in tex_files]
     if len(candidates) > 1:
         preferred = [p for p in candidates if p.stem.lower() in PREFERRED_MAIN_NAMES]
         candidates = preferred or sorted(candidates, key=lambda p: p.stat().st_size, reverse=True)
@@ -30,7 +37,8 @@ def find_main_file(folder: Path) -> Path:
         found = sorted(p for p in folder.iterdir() if p.suffix.lower() in suffixes)
         if found:
             return found[0]
-    raise PaperError(f"{folder}: no paper found (looked for .tex with \\begin{{document}}, .md and .pdf files)")
+    skipped = f"; not read: {'; '.join(unreadable)}" if unreadable else ""
+    raise PaperError(f"{folder}: no paper found (looked for .tex with \\begin{{document}}, .md and .pdf files){skipped}")
 
 
 def resolve_paper(path: Path) -> Path:

@@ -11,6 +11,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ...schemas import PaperSpec
+from ..files import UnreadableFile, read_regular_file
+from .sources import MAX_PAPER_FILE_BYTES
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # paperlens.pipeline
 _CODE_THAT_SHAPES_A_SPEC = ("ingest/*.py", "extract/*.py", "knowledge/*.yaml", "../schemas/*.py")
@@ -36,7 +38,8 @@ def cache_dir() -> Path:
 
 
 def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """Raises UnreadableFile (an OSError's kind of failure: the cache entry is not used)."""
+    return hashlib.sha256(read_regular_file(path, limit=MAX_PAPER_FILE_BYTES)).hexdigest()
 
 
 def _entry_path(main: Path) -> Path:
@@ -56,7 +59,7 @@ def load(main: Path) -> PaperSpec | None:
         for rel, digest in spec.files.items():
             if file_sha256(root / rel) != digest:
                 return None
-    except OSError:
+    except UnreadableFile:
         return None
     return spec
 

@@ -210,7 +210,7 @@ class LatexReader:
         return relative_to_root(path, self.root)
 
     def _load(self, path: Path, rel: str) -> str:
-        data = read_source(path)
+        data = read_source(path, limit=MAX_SOURCE_BYTES)
         self.total_bytes += len(data)
         if self.total_bytes > MAX_SOURCE_BYTES:
             raise PaperError(
@@ -253,21 +253,30 @@ class LatexReader:
             return
         assert self.file is not None
         here = self._location(token.pos, token.pos + len(token.text))
-        candidate = (self.root / name).resolve()
+        try:
+            candidate = (self.root / name).resolve()
+            if candidate.suffix != ".tex" and not candidate.is_file():
+                candidate = (self.root / f"{name}.tex").resolve()
+        except (RuntimeError, ValueError, OSError):  # a link that loops (3.11: RuntimeError), a NUL in the name
+            self.problems.append(Problem(severity="warning", message=f"\\input{{{_shown(name)}}}: not a file that can be read; skipped", location=here))
+            return
         if not candidate.is_relative_to(self.root):
             raise PaperError(f"{here.short()}: \\input{{{name}}} points outside the paper's folder; paperlens does not follow it")
-        if candidate.suffix != ".tex" and not candidate.is_file():
-            candidate = candidate.with_name(candidate.name + ".tex")
         rel = self._relative(candidate)
         if rel in self.input_stack:
             chain = " → ".join([*self.input_stack[self.input_stack.index(rel) :], rel])
             raise PaperError(f"{here.short()}: \\input loop: {chain}")
         if len(self.input_stack) >= MAX_INPUT_DEPTH:
             raise PaperError(f"{here.short()}: \\input nested deeper than {MAX_INPUT_DEPTH} files")
-        if not candidate.is_file():
+        if not candidate.exists():
             self.problems.append(Problem(severity="warning", message=f"\\input{{{name}}}: file not found; skipped", location=here))
             return
-        self._walk_file(rel, self._load(candidate, rel))
+        try:
+            source = self._load(candidate, rel)
+        except PaperError as err:  # a folder, a FIFO, a device, unreadable: this input only
+            self.problems.append(Problem(severity="warning", message=f"\\input{{{name}}}: {str(err).removeprefix(str(candidate) + ': ')}; skipped", location=here))
+            return
+        self._walk_file(rel, source)
 
     # -- locations and prose -----------------------------------------------------------------
 
@@ -935,3 +944,8 @@ def read_latex(main: Path, root: Path) -> PaperSpec:
         return LatexReader(root).read(main)
     except RecursionError:
         raise PaperError(f"{main.name}: groups nested too deeply to read (thousands of levels)") from None
+
+
+def _shown(name: str) -> str:
+    """A file name as a message can show it (a NUL or a control character as its escape)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)

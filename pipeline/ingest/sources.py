@@ -7,6 +7,9 @@ import re
 from pathlib import Path
 
 from ..errors import PaperError
+from ..files import UnreadableFile, read_regular_file
+
+MAX_PAPER_FILE_BYTES = 256_000_000  # one file of the paper (a PDF with its figures can be large)
 
 
 def relative_to_root(path: Path, root: Path) -> str:
@@ -17,15 +20,12 @@ def relative_to_root(path: Path, root: Path) -> str:
         raise PaperError(f"{path} is not inside the paper folder {root}") from None
 
 
-def read_source(path: Path) -> bytes:
+def read_source(path: Path, limit: int = MAX_PAPER_FILE_BYTES) -> bytes:
+    """A file of the paper (see `read_regular_file`); PaperError naming it when it cannot be read."""
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise PaperError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise PaperError(f"{path} is a folder, not a file") from None
-    except OSError as err:
-        raise PaperError(f"{path}: cannot be read ({err.strerror or err})") from None
+        return read_regular_file(path, limit=limit)
+    except UnreadableFile as err:
+        raise PaperError(f"{path}: {err}") from None
 
 
 def content_hash(data: bytes) -> str:

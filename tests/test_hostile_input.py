@@ -1,0 +1,134 @@
+"""Hostile files in a paper folder or a workspace: each is a clear problem or message, never a crash,
+a hang or a runaway read (the kinds issue 15's fuzzing found: FIFOs, devices, folders and link loops
+where a file was expected, NULs in names, settings of the wrong shape or nesting)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+
+import pytest
+
+from paperlens.pipeline.code import index_workspace
+from paperlens.pipeline.decisions import load_decisions
+from paperlens.pipeline.errors import DecisionsError, WorkspaceError
+from paperlens.pipeline.files import UnreadableFile, read_regular_file
+from paperlens.pipeline.ingest import read_paper
+from paperlens.pipeline.workspace import load_settings
+
+MAIN = r"""\documentclass{article}
+\begin{document}
+\section{Method}
+We train with a learning rate of 0.1.
+\input{sub}
+\input{folder.tex}
+\input{loop}
+\input{fifo}
+\end{document}
+"""
+
+
+@contextlib.contextmanager
+def within(seconds: int):
+    """A hang fails the test instead of stalling the suite."""
+
+    def expired(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_the_one_reader_refuses_what_is_not_a_regular_file(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "big").write_bytes(b"x" * 101)
+    (tmp_path / "out").symlink_to("/etc/hostname" if os.path.exists("/etc/hostname") else "/etc/passwd")
+    expected = {
+        "fifo": "not a regular file",
+        "zero": "not a regular file",
+        "loop": "loops",
+        "folder": "a folder",
+        "big": "larger than",
+        "missing": "no such file",
+        "out": "a link out of",
+    }
+    with within(10):
+        for name, reason in expected.items():
+            with pytest.raises(UnreadableFile, match=reason):
+                read_regular_file(tmp_path / name, limit=100, inside=None if name == "zero" else tmp_path)
+        with pytest.raises(UnreadableFile, match="NUL"):
+            read_regular_file(tmp_path / "a\x00b", limit=100)
+    (tmp_path / "small").write_bytes(b"ok")
+    assert read_regular_file(tmp_path / "small", limit=100, inside=tmp_path) == b"ok"
+
+
+def test_a_paper_folder_with_a_fifo_a_device_a_folder_and_a_loop_is_read_with_problems(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAPERLENS_CACHE_DIR", str(tmp_path / "cache"))
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    (paper / "main.tex").write_text(MAIN)
+    (paper / "sub.tex").write_text("Text.\n\\input{a\x00b}\n")
+    (paper / "folder.tex").mkdir()
+    (paper / "loop.tex").symlink_to("loop.tex")
+    os.mkfifo(paper / "fifo.tex")
+    (paper / "zero.tex").symlink_to("/dev/zero")  # never \input: only choosing the main file would read it
+    with within(30):
+        spec = read_paper(paper)
+    assert spec.main_file == "main.tex"
+    problems = "\n".join(p.message for p in spec.problems)
+    for expected in ("\\input{folder.tex}: a folder", "\\input{loop}: not a file that can be read", "\\input{fifo}: not a regular file", "\\input{a\\x00b}"):
+        assert expected in problems, problems
+    assert any("learning rate" in p.text for p in spec.paragraphs)
+
+
+def test_a_workspace_with_fifos_devices_and_loops_is_indexed_with_problems(tmp_path):
+    (tmp_path / "train.py").write_text("lr = 0.1\n")
+    os.mkfifo(tmp_path / "fifo.py")
+    os.mkfifo(tmp_path / "config.yaml")
+    (tmp_path / "zero.py").symlink_to("/dev/zero")
+    (tmp_path / "loop.py").symlink_to("loop.py")
+    with within(30):
+        index = index_workspace(tmp_path)
+    files = {f.file: f for f in index.files}
+    assert [v.name for v in files["train.py"].values] == ["lr"]
+    for name in ("fifo.py", "config.yaml"):
+        assert "not a regular file" in files[name].problems[0].message, files[name].problems
+    assert "a link out of" in files["zero.py"].problems[0].message
+    assert "loop" in files["loop.py"].problems[0].message
+
+
+@pytest.mark.parametrize(
+    "pyproject, says",
+    [
+        ("tool = 5\n", "`tool` is int, not a table"),
+        ("[tool]\npaperlens = 3\n", "[tool.paperlens] is int, not a table"),
+        ("[tool.paperlens]\npaper = " + "[" * 5000 + "]" * 5000 + "\n", "pyproject.toml: "),
+    ],
+    ids=["tool-is-a-number", "section-is-a-number", "nested-5000-deep"],
+)
+def test_settings_of_any_shape_give_one_message_naming_the_file(tmp_path, pyproject, says):
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    with within(30), pytest.raises(WorkspaceError, match="pyproject.toml") as raised:
+        load_settings(tmp_path)
+    assert says in str(raised.value)
+
+
+def test_a_decisions_file_that_is_a_fifo_or_nested_too_deeply_is_an_error_not_a_hang(tmp_path):
+    decisions = tmp_path / ".paperlens" / "decisions.yaml"
+    decisions.parent.mkdir()
+    os.mkfifo(decisions)
+    with within(10), pytest.raises(DecisionsError, match="not a regular file"):
+        load_decisions(tmp_path)
+    decisions.unlink()
+    decisions.write_text("deviations: " + "[" * 20000 + "]" * 20000 + "\n")
+    with within(30), pytest.raises(DecisionsError, match="decisions.yaml"):
+        load_decisions(tmp_path)
