@@ -31,7 +31,10 @@ def enrich(spec: PaperSpec) -> PaperSpec:
     for sentence in sentences:
         mentions = find_mentions(sentence.plain.text)
         found = from_sentence(sentence, mentions)
-        components += [_component(sentence, mention, [h for h, _ in found]) for mention in mentions]
+        by_component: dict[str | None, dict] = {}  # each component's settings, gathered once per sentence
+        for h, _ in found:
+            by_component.setdefault(h.component, {})[h.normalized_name] = h.value
+        components += [_component(sentence, mention, by_component.get(mention.name, {})) for mention in mentions]
         for hyperparameter, symbol in found:
             hyperparameters.append(hyperparameter)
             if symbol:
@@ -80,12 +83,12 @@ def _with_restated_units(hyperparameters: list[Hyperparameter]) -> list[Hyperpar
     return restated
 
 
-def _component(sentence: Sentence, mention: Mention, hyperparameters: list[Hyperparameter]) -> Component:
+def _component(sentence: Sentence, mention: Mention, attributes: dict) -> Component:
     return Component(
         kind=mention.kind,
         name=mention.name,
         mention=sentence.source(mention.start, mention.end),
-        attributes={h.normalized_name: h.value for h in hyperparameters if h.component == mention.name},
+        attributes=dict(attributes),
         text=sentence.text,
         section_id=sentence.paragraph.section_id,
         location=sentence.location(mention.start, mention.end),

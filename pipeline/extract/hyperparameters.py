@@ -19,6 +19,7 @@ to ..."), variants compared ("raising the temperature to τ = 1"), terms of form
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -216,11 +217,16 @@ def find_stated(plain: PlainText) -> Iterator[Stated]:
     names = sorted(_names_in(plain), key=lambda name: name.start)
     found = [*_paired(plain, names), *_named(plain, names), *_counted(plain), *_shares(plain)]
     found = [s for s in found if not _is_variant(text, s.name_start) and not _is_hypothetical(text, s.read.end)]
-    # A value read by two statements ("λ = γ = 0.1" and "γ = 0.1") counts for the first only.
-    taken: list[Stated] = []
+    # A value read by two statements ("λ = γ = 0.1" and "γ = 0.1") counts for the first only. The
+    # values taken are kept by where their reading starts, so that each is checked against its
+    # neighbours only (a sentence may state hundreds).
+    taken: list[tuple[int, Stated]] = []
     for stated in sorted(found, key=lambda s: s.name_start):
-        if not any(_same_value(stated, other) and stated.statement != other.statement for other in taken):
-            taken.append(stated)
+        read = stated.read
+        first = bisect.bisect_left(taken, read.start - _LONGEST_VALUE, key=lambda pair: pair[0])
+        nearby = (other for start, other in taken[first:] if start < read.end)
+        if not any(_same_value(stated, other) and stated.statement != other.statement for other in nearby):
+            bisect.insort(taken, (read.start, stated), key=lambda pair: pair[0])
             yield stated
 
 
@@ -240,6 +246,9 @@ def _within_one_math(plain: PlainText, reads: list[ReadValue]) -> list[ReadValue
 def _alone_in_math(plain: PlainText, read: ReadValue) -> bool:
     span = plain.math_span(read.start)
     return span is not None and not plain.text[span[0] : read.start].strip() and not plain.text[read.end : span[1]].strip()
+
+
+_LONGEST_VALUE = 200  # characters a value's reading spans at most ("3 \\times 10^{-4}", "1,000,000")
 
 
 def _same_value(one: Stated, other: Stated) -> bool:
@@ -475,9 +484,14 @@ def _previous_word(text: str, position: int) -> str:
     return match.group(1).lower() if match else ""
 
 
+_CLAUSE_LOOKBACK = 1000  # characters: no clause a value belongs to is longer; bounds the work per value
+
+
 def _clause_start(before: str, *, keep_and: bool = False) -> int:
-    breaks = list((_LIST_CLAUSE_BREAK_RE if keep_and else _CLAUSE_BREAK_RE).finditer(before))
-    return breaks[-1].end() if breaks else 0
+    """Where the clause that `before` ends begins (at most _CLAUSE_LOOKBACK characters back)."""
+    offset = max(0, len(before) - _CLAUSE_LOOKBACK)
+    breaks = list((_LIST_CLAUSE_BREAK_RE if keep_and else _CLAUSE_BREAK_RE).finditer(before, offset))
+    return breaks[-1].end() if breaks else offset
 
 
 def _has_setting_verb(text: str, position: int) -> bool:
@@ -518,7 +532,7 @@ def _follows_condition(text: str, position: int, *, symbol: bool) -> bool:
 
 def _words_before(text: str, position: int, count: int) -> list[str]:
     """The last `count` words of the clause that ends at `position`, lowercased."""
-    before = text[:position]
+    before = text[max(0, position - _CLAUSE_LOOKBACK) : position]
     return re.findall(r"[\w-]+", before[_clause_start(before) :].lower())[-count:]
 
 
@@ -540,10 +554,16 @@ def _component_of(entry: HyperparameterEntry, stated: Stated, mentions: list[Men
     """The component a value belongs to: one named with it, of a kind its name belongs to."""
     start, end = stated.name_start, stated.read.end
     for kind in entry.components:
-        candidates = [mention for mention in mentions if mention.kind == kind]
+        candidates = [mention for mention in mentions if mention.kind == kind]  # in the text's order
         if candidates:
-            nearest = min(candidates, key=lambda m: 0 if m.start < end and start < m.end else abs(m.start - start))
-            return nearest.name
+            overlapping = next((m for m in candidates if m.start < end and start < m.end), None)
+            if overlapping is not None:
+                return overlapping.name
+            candidates = sorted(candidates, key=lambda m: m.start)
+            starts = [m.start for m in candidates]
+            at = bisect.bisect_left(starts, start)
+            around = candidates[max(0, at - 1) : at + 1]  # the nearest start is one of these two
+            return min(around, key=lambda m: abs(m.start - start)).name
     return None
 
 

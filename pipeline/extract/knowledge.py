@@ -112,14 +112,19 @@ class PhraseSet(Generic[T]):
         return next(self.finditer(text), None) is not None
 
     def _phrases(self, text: str, start: int, end: int, *, anchored: bool = False) -> Iterator[PhraseMatch[T]]:
-        lowered = text.lower()
+        # Only text[start:end] is lowercased, with a character each side for the word boundaries:
+        # a long sentence is searched many times, piece by piece.
+        offset = max(0, start - 1)
+        piece = text[offset : end + 1]
+        lowered = piece.lower()
         regex = self._trie
-        if len(lowered) != len(text):
-            regex, lowered = self._folding_trie, text
-        matches = [regex.match(lowered, start, end)] if anchored else regex.finditer(lowered, start, end)
+        if len(lowered) != len(piece):
+            regex, lowered = self._folding_trie, piece
+        first, last = start - offset, end - offset
+        matches = [regex.match(lowered, first, last)] if anchored else regex.finditer(lowered, first, last)
         for match in matches:
-            if match is not None and (value := self.get(text[match.start() : match.end()])) is not None:
-                yield PhraseMatch(match.start(), match.end(), value)
+            if match is not None and (value := self.get(piece[match.start() : match.end()])) is not None:
+                yield PhraseMatch(match.start() + offset, match.end() + offset, value)
 
     def get(self, text: str) -> T | None:
         key = matching_key(text)
