@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..schemas import Equation, Location, PaperSpec
+from .errors import PaperError
+from .ingest.sources import read_source
 
 log = logging.getLogger(__name__)
 
@@ -216,9 +218,9 @@ def _render_pdf(spec: PaperSpec, equation: Equation) -> tuple[EquationImage | No
         log.debug("equation %s: %s is outside the paper folder", equation.id, location.file)
         return None, True
     try:
-        data = path.read_bytes()
-    except OSError as err:
-        log.debug("equation %s: cannot read %s: %s", equation.id, path, err)
+        data = read_source(path)
+    except PaperError as err:
+        log.debug("equation %s: %s", equation.id, err)
         return None, False
     expected = spec.files.get(location.file)
     if expected and hashlib.sha256(data).hexdigest() != expected:
@@ -1248,8 +1250,8 @@ def page_image(spec: PaperSpec, location: Location, dpi: int = PAGE_DPI) -> Page
     if location.page is None or not path.is_relative_to(root):
         return None
     try:
-        data = path.read_bytes()
-    except OSError:
+        data = read_source(path)
+    except PaperError:
         return None
     if (expected := spec.files.get(location.file)) and hashlib.sha256(data).hexdigest() != expected:
         return None

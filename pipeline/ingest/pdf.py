@@ -235,22 +235,28 @@ class _PdfReader:
         if document.needs_pass:
             document.close()
             raise PaperError(f"{self.path} is encrypted and needs a password; paperlens cannot read it")
-        if document.page_count == 0:
+        try:
+            pages = document.page_count  # MuPDF raises here for a page tree it cannot count
+        except Exception:
+            pages = 0
+        if pages == 0:
             document.close()
             raise PaperError(f"{self.path} is damaged (truncated or corrupt): no page could be read")
         return document
 
     def _extract(self, document: pymupdf.Document) -> list[_Page]:
         read: list[tuple[int, pymupdf.Rect, list[list[list[_Span]]]]] = []  # page, size, blocks of lines of spans
-        for page in document:
-            number = page.number + 1
-            try:
+        for index in range(document.page_count):
+            number = index + 1
+            try:  # loading a page walks the page tree, which may be malformed or loop
+                page = document.load_page(index)
                 blocks = page.get_text("dict", flags=TEXT_FLAGS)["blocks"]
+                rect = page.rect
             except Exception as err:  # one unreadable page should not lose the others
                 self._problem("error", f"page {number} could not be read: {err}", number)
                 continue
             lines_of_blocks = [[_font_runs(line["spans"]) for line in block["lines"]] for block in blocks]
-            read.append((number, page.rect, lines_of_blocks))
+            read.append((number, rect, lines_of_blocks))
         repairs = pymupdf.TOOLS.mupdf_warnings()
         if document.is_repaired or repairs:
             first = repairs.splitlines()[0] if repairs else "broken cross-reference table"
