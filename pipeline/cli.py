@@ -153,6 +153,19 @@ def _model_gaps(spec: PaperSpec, known: list[Gap]) -> list[Gap]:
     return found
 
 
+def workspace_folder(path: Path) -> Path:
+    """The workspace's real path; WorkspaceError when it is no folder that can be read."""
+    from .files import UnreadableFile, resolved_path
+
+    try:
+        folder = resolved_path(path)
+    except UnreadableFile as err:
+        raise WorkspaceError(f"{path}: {err}") from None
+    if not folder.is_dir():
+        raise WorkspaceError(f"{path}: not a folder")
+    return folder
+
+
 def run_check(args: argparse.Namespace) -> int:
     from .check import check
     from .check.render import render_sarif
@@ -161,11 +174,9 @@ def run_check(args: argparse.Namespace) -> int:
     from .decisions import load_decisions
     from .workspace import find_paper, load_settings
 
-    workspace = args.workspace.resolve()
-    if not workspace.is_dir():
-        raise WorkspaceError(f"{args.workspace}: not a folder")
+    workspace = workspace_folder(args.workspace)
     settings = load_settings(workspace)
-    paper = args.paper.resolve() if args.paper else find_paper(workspace, settings)
+    paper = args.paper if args.paper else find_paper(workspace, settings)
     spec = read_paper(paper)
     decisions = load_decisions(workspace)
     index = index_workspace(workspace, include=settings.include, exclude=settings.exclude)
@@ -193,9 +204,7 @@ def run_smoke(args: argparse.Namespace) -> int:
     from .sandbox.render import render_text as render_smoke_text
     from .workspace import load_settings
 
-    workspace = args.workspace.resolve()
-    if not workspace.is_dir():
-        raise WorkspaceError(f"{args.workspace}: not a folder")
+    workspace = workspace_folder(args.workspace)
     sandbox = _sandbox_settings(load_settings(workspace).sandbox, args)
     if args.command is not None:
         sandbox = sandbox.model_copy(update={"command": shlex.split(args.command)})

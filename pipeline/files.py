@@ -43,14 +43,7 @@ def read_regular_file(path: Path, *, limit: int, inside: Path | None = None) -> 
     workspace. A FIFO, a device or a socket is refused before any read (its reading may never end),
     and so is a folder; a symbolic link is followed once (a loop is refused) and, with `inside`,
     never out of that folder; more than `limit` bytes is refused. Raises UnreadableFile."""
-    try:
-        resolved = Path(path).resolve(strict=True)
-    except RuntimeError:  # Python 3.11's word for a symbolic link loop
-        raise UnreadableFile("a symbolic link that loops") from None
-    except ValueError:
-        raise UnreadableFile("a NUL character in its name") from None
-    except OSError as err:
-        raise UnreadableFile(_reason(err)) from None
+    resolved = resolved_path(path)
     if inside is not None and not resolved.is_relative_to(Path(inside).resolve()):
         raise UnreadableFile(f"a link out of {Path(inside).name or inside}")
     try:
@@ -76,6 +69,19 @@ def read_regular_file(path: Path, *, limit: int, inside: Path | None = None) -> 
     if len(data) > limit:  # it grew while read
         raise UnreadableFile(f"larger than {limit / 1e6:g} MB")
     return data
+
+
+def resolved_path(path: Path) -> Path:
+    """The real path of an existing file or folder; UnreadableFile saying why there is none (a
+    link that loops, a NUL in the name, nothing there, no permission)."""
+    try:
+        return Path(path).resolve(strict=True)
+    except RuntimeError:  # Python 3.11's word for a symbolic link loop
+        raise UnreadableFile("a symbolic link that loops") from None
+    except ValueError:
+        raise UnreadableFile("a NUL character in its name") from None
+    except OSError as err:
+        raise UnreadableFile(_reason(err)) from None
 
 
 def _reason(err: OSError) -> str:

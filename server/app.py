@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
 import re
 import sys
 import threading
@@ -30,10 +31,11 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from paperlens.pipeline.check import PaperFacts, WorkspaceContext, check_open_file, paper_facts, unimplemented
-from paperlens.pipeline.code import index_document, index_edit, index_workspace
+from paperlens.pipeline.code import MAX_FILE_BYTES, index_document, index_edit, index_workspace
 from paperlens.pipeline.code.settle import OtherFiles, settle_one
 from paperlens.pipeline.decisions import DECISIONS_PATH, load_decisions
 from paperlens.pipeline.errors import UserError
+from paperlens.pipeline.files import UnreadableFile, resolved_path
 from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.readiness import assess
 from paperlens.pipeline.workspace import SETTINGS_FILES, editor_settings, find_paper, load_settings
@@ -134,6 +136,7 @@ class PaperlensServer(LanguageServer):
         self.coalescing: asyncio.TimerHandle | None = None
         self.collecting: asyncio.TimerHandle | None = None
         self.last_edit = 0.0  # time.monotonic() of the last change to an open document
+        self.shut_down = False  # the client asked for a shutdown (the exit code says so)
         self.watcher: DiskWatcher | None = None
         self.reporting_error = False
         self.workspace_settings = WorkspaceSettings()
@@ -205,7 +208,7 @@ class PaperlensServer(LanguageServer):
         path = to_fs_path(uri_or_path) if isinstance(uri_or_path, str) else str(uri_or_path)
         if not path or self.spec is None:
             return None
-        with contextlib.suppress(ValueError):
+        with contextlib.suppress(ValueError, OSError, RuntimeError):  # not there; a link that loops
             return Path(path).resolve().relative_to(Path(self.spec.root)).as_posix()
         return None
 
@@ -219,7 +222,7 @@ class PaperlensServer(LanguageServer):
         path = to_fs_path(uri_or_path) if isinstance(uri_or_path, str) else str(uri_or_path)
         if not path or self.root is None:
             return None
-        with contextlib.suppress(ValueError):
+        with contextlib.suppress(ValueError, OSError, RuntimeError):  # outside; a link that loops
             return Path(path).resolve().relative_to(self.root).as_posix()
         return None
 
@@ -309,7 +312,11 @@ def on_initialize(ls: PaperlensServer, params: lsp.InitializeParams) -> None:
     folders = params.workspace_folders or []
     uri = folders[0].uri if folders else params.root_uri
     path = to_fs_path(uri) if uri else None
-    ls.root = Path(path).resolve() if path else Path.cwd()
+    try:
+        ls.root = resolved_path(Path(path)) if path else Path.cwd()
+    except UnreadableFile as err:  # the load that follows says so in the editor
+        log.warning("the workspace folder %s cannot be read: %s", path, err)
+        ls.root = Path(path).absolute()
     ls.initial_options = params.initialization_options
     ls.positions.workspace = ls.workspace
 
@@ -459,6 +466,9 @@ async def _analyse_later(ls: PaperlensServer, uri: str, delay: float) -> None:
     relative = ls.relative(uri)
     if relative is None or ls.facts is None or not ls.checks(relative):
         return
+    if len(document.source) > MAX_FILE_BYTES:  # as `check` does: no file this large is read
+        log.warning("%s: larger than %g MB; not checked", relative, MAX_FILE_BYTES / 1e6)
+        return
     version = document.version
     try:
         findings = await asyncio.to_thread(ls.analyse, relative, document.source)
@@ -568,8 +578,17 @@ async def reindex_command(ls: PaperlensServer) -> bool:
 
 @server.feature(lsp.SHUTDOWN)
 def on_shutdown(ls: PaperlensServer, params: None) -> None:
+    ls.shut_down = True
     if ls.watcher is not None:
         ls.watcher.stop()
+
+
+@server.feature(lsp.EXIT)
+def on_exit(ls: PaperlensServer, params: None) -> None:
+    """Exit at once (0 after a shutdown, 1 without, as LSP asks): an analysis still running in a
+    thread (a huge file, a slow paper) must not keep the process alive after the editor left."""
+    logging.shutdown()
+    os._exit(0 if ls.shut_down else 1)
 
 
 def main() -> None:

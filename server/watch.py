@@ -8,6 +8,7 @@ import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from paperlens.pipeline.files import UnreadableFile, resolved_path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
@@ -40,7 +41,13 @@ class DiskWatcher:
         self._observer.daemon = True
 
     def start(self, folders: Iterable[Path]) -> None:
-        for folder in dict.fromkeys(Path(f).resolve() for f in folders):
+        readable = []
+        for folder in folders:
+            try:
+                readable.append(resolved_path(folder))
+            except UnreadableFile as err:  # the load has said why it cannot read it
+                log.warning("%s is not watched: %s", folder, err)
+        for folder in dict.fromkeys(readable):
             if folder.is_dir():
                 self._observer.schedule(self._handler, str(folder), recursive=True)
         self._observer.start()

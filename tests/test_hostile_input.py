@@ -5,14 +5,18 @@ where a file was expected, NULs in names, settings of the wrong shape or nesting
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
+import subprocess
+import sys
 
 import pytest
 
 from paperlens.pipeline.code import index_workspace
 from paperlens.pipeline.decisions import load_decisions
 from paperlens.pipeline.errors import DecisionsError, WorkspaceError
+from paperlens.pipeline.extract.sentences import MAX_SENTENCE_CHARS, split_sentences
 from paperlens.pipeline.files import UnreadableFile, read_regular_file
 from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.workspace import load_settings
@@ -132,3 +136,36 @@ def test_a_decisions_file_that_is_a_fifo_or_nested_too_deeply_is_an_error_not_a_
     decisions.write_text("deviations: " + "[" * 20000 + "]" * 20000 + "\n")
     with within(30), pytest.raises(DecisionsError, match="decisions.yaml"):
         load_decisions(tmp_path)
+
+
+def test_a_sentence_longer_than_any_paper_writes_is_read_in_bounded_pieces():
+    text = "We use " + ", ".join(["a learning rate of 0.1, a batch size of 32"] * 600) + "."
+    pieces = split_sentences(text)
+    assert len(pieces) > 1 and all(end - start <= MAX_SENTENCE_CHARS for start, end in pieces)
+    assert "".join(text[start:end] for start, end in pieces).replace(" ", "") == text.replace(" ", "")
+
+
+def test_a_workspace_that_is_a_symlink_loop_is_a_clear_message(tmp_path):
+    loop = tmp_path / "ws"
+    loop.symlink_to("ws")
+    done = subprocess.run([sys.executable, "-m", "paperlens.pipeline.cli", "check", str(loop)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "a symbolic link that loops" in done.stderr and "internal error" not in done.stderr
+
+
+def test_the_server_on_a_workspace_that_is_a_symlink_loop_answers_and_exits(tmp_path):
+    loop = tmp_path / "ws"
+    loop.symlink_to("ws")
+    messages = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}, "rootUri": loop.as_uri()}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": (loop / "a.py").as_uri(), "languageId": "python", "version": 1, "text": "lr = 0.1\n"}}},
+        {"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover", "params": {"textDocument": {"uri": (loop / "a.py").as_uri()}, "position": {"line": 0, "character": 0}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]
+    body = b"".join(b"Content-Length: %d\r\n\r\n" % len(data) + data for data in (json.dumps(m).encode() for m in messages))
+    done = subprocess.run([sys.executable, "-m", "paperlens.server"], input=body, capture_output=True, timeout=60, cwd=tmp_path)
+    log = done.stderr.decode()
+    assert done.returncode == 0, log
+    assert b'"id": 1' in done.stdout and b'"id": 2' in done.stdout
+    assert "internal error" not in log and "a symbolic link that loops" in log

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -20,6 +21,9 @@ _MATH_RE = re.compile(r"\$[^$]*\$")
 _LAST_WORD_RE = re.compile(r"([\w.]+)\.?[\"'”’)\]]*$")
 
 
+MAX_SENTENCE_CHARS = 4000  # real sentences are under 1,000 characters
+
+
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) offsets of each sentence of `text`, surrounding whitespace excluded."""
     math_spans = [match.span() for match in _MATH_RE.finditer(text)] if "$" in text else []
@@ -32,11 +36,33 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         spans.append((start, end))
         start = match.end(1)
     spans.append((start, len(text.rstrip())))
-    return [(s, e) for s, e in spans if e > s]
+    return [piece for s, e in spans if e > s for piece in _pieces(text, s, e, math_spans)]
+
+
+def _pieces(text: str, start: int, end: int, math_spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A sentence as it is, or, past MAX_SENTENCE_CHARS (no paper writes one; a generated or hostile
+    text does), cut at spaces outside math into pieces no longer: what is read per sentence stays
+    bounded."""
+    pieces = []
+    while end - start > MAX_SENTENCE_CHARS:
+        limit = start + MAX_SENTENCE_CHARS
+        cut = text.rfind(" ", start + 1, limit)
+        while cut > start and _inside(math_spans, cut):
+            cut = text.rfind(" ", start + 1, cut)
+        cut = cut if cut > start else limit
+        pieces.append((start, cut))
+        start = cut
+        while start < end and text[start].isspace():
+            start += 1
+    if end > start:
+        pieces.append((start, end))
+    return pieces
 
 
 def _inside(spans: list[tuple[int, int]], offset: int) -> bool:
-    return any(start < offset < end for start, end in spans)
+    """Whether `offset` is strictly inside one of `spans` (sorted, not overlapping)."""
+    at = bisect.bisect_left(spans, offset, key=lambda span: span[0]) - 1  # the last starting before it
+    return at >= 0 and offset < spans[at][1]
 
 
 def _is_abbreviation(text: str, start: int, period_end: int) -> bool:

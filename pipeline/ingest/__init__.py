@@ -20,9 +20,13 @@ MAX_MAIN_FILE_BYTES = 16_000_000  # a .tex larger than this is no paper's main f
 
 def find_main_file(folder: Path) -> Path:
     """The paper in a folder: the .tex that holds \\begin{document}, else a lone .md or .pdf."""
+    try:
+        listed = sorted(folder.iterdir())
+    except OSError as err:
+        raise PaperError(f"{folder}: the folder cannot be read ({err.strerror or err})") from None
     tex_files, unreadable = [], []
-    for path in sorted(folder.glob("*.tex")):
-        try:  # only the start of each: the file with \begin{document} is the main one
+    for path in (p for p in listed if p.suffix == ".tex"):
+        try:  # the one holding \begin{document} is the main file
             tex_files.append((path, read_regular_file(path, limit=MAX_MAIN_FILE_BYTES)))
         except UnreadableFile as err:
             unreadable.append(f"{path.name}: {err}")
@@ -34,7 +38,7 @@ def find_main_file(folder: Path) -> Path:
     if candidates:
         return candidates[0]
     for suffixes in (MARKDOWN_SUFFIXES, PDF_SUFFIXES):
-        found = sorted(p for p in folder.iterdir() if p.suffix.lower() in suffixes)
+        found = [p for p in listed if p.suffix.lower() in suffixes]
         if found:
             return found[0]
     skipped = f"; not read: {'; '.join(unreadable)}" if unreadable else ""
