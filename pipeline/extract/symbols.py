@@ -130,6 +130,7 @@ class _Walker:
         self.latex = latex
         self.vocabulary = symbol_vocabulary()
         self.found: list[FoundSymbol] = []
+        self.seen: set[str] = set()  # the symbols of `found`
         self.bound: set[str] = set()
         self.others = 0
         self.integral = bool(_INTEGRAL_RE.search(latex))
@@ -254,7 +255,8 @@ class _Walker:
             self.bound.add(symbol)
             self.bind_next = False
             return
-        if all(found.symbol != symbol for found in self.found):
+        if symbol not in self.seen:  # a set: an equation may hold thousands of symbols
+            self.seen.add(symbol)
             self.found.append(FoundSymbol(symbol, latex))
 
     # -- scripts and arguments --
