@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from ..schemas import EditorSettings, WorkspaceSettings
 from .errors import PaperError, WorkspaceError
-from .files import UnreadableFile, read_regular_file
+from .files import UnreadableFile, read_regular_file, resolved_path
 from .ingest import find_main_file
 
 SETTINGS_FILES = ("pyproject.toml", ".paperlens.toml")
@@ -56,10 +56,10 @@ def load_settings(workspace: Path) -> WorkspaceSettings:
 def find_paper(workspace: Path, settings: WorkspaceSettings) -> Path:
     """The paper from the settings, else a `paper/` folder, else a paper at the workspace's root."""
     if settings.paper:
-        path = (workspace / settings.paper).resolve()
-        if not path.exists():
-            raise WorkspaceError(f"the paper in the settings, {settings.paper}, does not exist")
-        return path
+        try:
+            return resolved_path(workspace / settings.paper)
+        except UnreadableFile as err:
+            raise WorkspaceError(f"the paper in the settings, {settings.paper}: {err}") from None
     for folder in PAPER_FOLDERS:
         if (workspace / folder).is_dir():
             return workspace / folder

@@ -208,7 +208,7 @@ def test_the_paper_is_found_from_settings_or_a_paper_folder(tmp_path):
     assert find_paper(EXAMPLE_PAPER.parent, configured) == EXAMPLE_PAPER
     (tmp_path / "paper").mkdir()
     assert find_paper(tmp_path, load_settings(tmp_path)) == tmp_path / "paper"
-    with pytest.raises(WorkspaceError, match="does not exist"):
+    with pytest.raises(WorkspaceError, match="missing.tex: no such file"):
         find_paper(tmp_path, load_settings(tmp_path).model_copy(update={"paper": "missing.tex"}))
 
 

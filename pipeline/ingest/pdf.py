@@ -263,6 +263,8 @@ class _PdfReader:
             self._problem(
                 "warning", f"the PDF is damaged and was repaired while reading ({first}); some content may be missing"
             )
+        if not read:
+            raise PaperError(f"{self.path} is damaged: none of its {document.page_count} page(s) could be read ({self.problems[0].message})")
         if not self._measure_typography(read):
             raise PaperError(f"{self.path} has no text layer (scanned?); paperlens does not do OCR")
         pages = [self._build_page(number, rect, blocks) for number, rect, blocks in read]
