@@ -171,10 +171,13 @@ def document_links(ls: PaperlensServer, params: lsp.DocumentLinkParams) -> list[
     if file is None or spec is None:
         return []
     links = []
+    tooltips = get_capability(ls.client_capabilities, "text_document.document_link.tooltip_support", False)
     for anchor in file.anchors:
         item = anchor_target(spec, anchor)
         if item is not None:
-            links.append(lsp.DocumentLink(range=to_range(anchor.location, params.text_document.uri, ls.positions), target=paper_link(spec, item.location), tooltip=f"Open {item_name(item)} in the paper"))
+            tooltip = f"Open {item_name(item)} in the paper" if tooltips else None
+            where = to_range(anchor.location, params.text_document.uri, ls.positions)
+            links.append(lsp.DocumentLink(range=where, target=paper_link(spec, item.location), tooltip=tooltip))
     return links
 
 
