@@ -56,7 +56,7 @@ action_offers: list[Callable[[PaperlensServer, str], Awaitable[list[lsp.CodeActi
 action_resolvers: dict[str, Callable[[PaperlensServer, lsp.CodeAction], Awaitable[lsp.CodeAction]]] = {}
 
 
-def _whole_file_edit(ls: PaperlensServer, path: Path, text: str) -> lsp.WorkspaceEdit:
+def _whole_file_edit(path: Path, text: str) -> lsp.WorkspaceEdit:
     """Replace a file's text; create it first when it does not exist (only for a client that
     creates files: see `creates_files`)."""
     uri = path.as_uri()
@@ -97,7 +97,7 @@ def _decisions_action(ls: PaperlensServer, title: str, diagnostic: lsp.Diagnosti
     action = lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic])
     path = decisions_path(ls.root)
     if path.exists() or creates_files(ls):
-        action.edit = _whole_file_edit(ls, path, render_decisions(changed))
+        action.edit = _whole_file_edit(path, render_decisions(changed))
     else:
         action.command = lsp.Command(title=title, command=RECORD_DECISION, arguments=[change])
     return action
@@ -240,7 +240,7 @@ async def resolve_code_action(ls: PaperlensServer, action: lsp.CodeAction) -> ls
     question, drafted_by = await asyncio.to_thread(lambda: draft_question(subject, llm_client(ls)))
     log.info("question drafted by %s", drafted_by)
     changed = ask(decisions, question, setting=subject.setting, component=subject.component)
-    action.edit = _whole_file_edit(ls, decisions_path(ls.root), render_decisions(changed))
+    action.edit = _whole_file_edit(decisions_path(ls.root), render_decisions(changed))
     return action
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,16 @@ SHARED_DATA = Path(os.environ.get("PAPERLENS_SHARED_DATA", REPO.parent / "shared
 LATEX_PAPERS = SHARED_DATA / "papers-latex"
 PDF_PAPERS = SHARED_DATA / "papers-pdf"
 EXAMPLE_PAPER = REPO / "examples" / "paper"
+
+
+def copy_example(folder: Path) -> Path:
+    """The example's workspace and paper side by side under `folder`, the workspace pointing at the
+    paper; the workspace's path."""
+    workspace = folder / "workspace"
+    shutil.copytree(EXAMPLE_PAPER.parent / "workspace", workspace)
+    shutil.copytree(EXAMPLE_PAPER, folder / "paper")
+    (workspace / "pyproject.toml").write_text('[tool.paperlens]\npaper = "../paper"\n')
+    return workspace
 
 
 @pytest.fixture(autouse=True)

@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 import yaml
 
-from .conftest import EXAMPLE_PAPER
+from .conftest import EXAMPLE_PAPER, copy_example
 
 WORKSPACE = EXAMPLE_PAPER.parent / "workspace"
 SCENARIO = Path(__file__).parent / "eglot" / "scenario.el"
@@ -32,10 +32,7 @@ def run_scenario(name: str, tmp_path: Path) -> tuple[dict, Path]:
     """Emacs's result for one scenario, and the workspace it ran in."""
     if EMACS is None:
         pytest.fail("no emacs on PATH; install it and eglot with scripts/emacs.sh")
-    workspace = tmp_path / "workspace"
-    shutil.copytree(WORKSPACE, workspace)
-    shutil.copytree(EXAMPLE_PAPER, tmp_path / "paper")
-    (workspace / "pyproject.toml").write_text('[tool.paperlens]\npaper = "../paper"\n')
+    workspace = copy_example(tmp_path)
     result = tmp_path / "result.json"
     env = os.environ | {
         "HOME": str(tmp_path / "emacs-home"),  # no ~/.emacs.d packages of the user's (-Q skips the init file)

