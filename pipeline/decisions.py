@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from ..schemas import Assumption, Clarification, DecisionsFile, Deviation, Finding
 from .errors import DecisionsError
 from .files import UnreadableFile, read_regular_file, write_atomically
+from .nesting import MAX_DATA_NESTING, TooDeep, load_yaml
 
 MAX_DECISIONS_BYTES = 16_000_000  # far more than any team's decisions
 
@@ -33,9 +34,9 @@ def load_decisions(workspace: Path) -> DecisionsFile:
     except UnicodeDecodeError as err:
         raise DecisionsError(f"{DECISIONS_PATH}: not UTF-8 ({err.reason} at byte {err.start}); fix the file (paperlens leaves it untouched)") from None
     try:
-        raw = yaml.safe_load(text)
-    except RecursionError:
-        raise DecisionsError(f"{DECISIONS_PATH}: nested too deeply to read; fix the file (paperlens leaves it untouched)") from None
+        raw = load_yaml(text)
+    except TooDeep as err:
+        raise DecisionsError(f"{DECISIONS_PATH}:{err.line + 1}: nested more than {MAX_DATA_NESTING} levels deep; fix the file (paperlens leaves it untouched)") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""

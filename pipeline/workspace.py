@@ -12,6 +12,7 @@ from ..schemas import EditorSettings, WorkspaceSettings
 from .errors import PaperError, WorkspaceError
 from .files import UnreadableFile, read_regular_file, resolved_path
 from .ingest import find_main_file
+from .nesting import MAX_DATA_NESTING, TooDeep, load_toml
 
 SETTINGS_FILES = ("pyproject.toml", ".paperlens.toml")
 PAPER_FOLDERS = ("paper", "papers", "docs/paper")
@@ -25,13 +26,13 @@ def load_settings(workspace: Path) -> WorkspaceSettings:
         if not os.path.lexists(path):
             continue
         try:
-            data = tomllib.loads(read_regular_file(path, limit=MAX_SETTINGS_BYTES).decode("utf-8"))
+            data = load_toml(read_regular_file(path, limit=MAX_SETTINGS_BYTES).decode("utf-8"))
+        except TooDeep as err:
+            raise WorkspaceError(f"{name}:{err.line + 1}: nested more than {MAX_DATA_NESTING} levels deep; not read") from None
         except UnreadableFile as err:
             raise WorkspaceError(f"{name}: {err}") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
             raise WorkspaceError(f"{name}: not valid TOML ({err})") from None
-        except RecursionError:
-            raise WorkspaceError(f"{name}: nested too deeply to read") from None
         tool = data.get("tool")
         section = tool.get("paperlens") if isinstance(tool, dict) else None
         if tool is not None and not isinstance(tool, dict):
@@ -44,8 +45,6 @@ def load_settings(workspace: Path) -> WorkspaceSettings:
             raise WorkspaceError(f"{name}: [tool.paperlens] is {type(section).__name__}, not a table")
         try:
             return WorkspaceSettings.model_validate(section)
-        except RecursionError:
-            raise WorkspaceError(f"{name}: [tool.paperlens] nested too deeply to read") from None
         except ValidationError as err:
             first = err.errors()[0]
             field = ".".join(str(part) for part in first["loc"]) or "settings"

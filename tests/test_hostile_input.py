@@ -115,7 +115,7 @@ def test_a_workspace_with_fifos_devices_and_loops_is_indexed_with_problems(tmp_p
     [
         ("tool = 5\n", "`tool` is int, not a table"),
         ("[tool]\npaperlens = 3\n", "[tool.paperlens] is int, not a table"),
-        ("[tool.paperlens]\npaper = " + "[" * 5000 + "]" * 5000 + "\n", "pyproject.toml: "),
+        ("[tool.paperlens]\npaper = " + "[" * 5000 + "]" * 5000 + "\n", "pyproject.toml:2: nested more than 100 levels deep"),
     ],
     ids=["tool-is-a-number", "section-is-a-number", "nested-5000-deep"],
 )
@@ -169,3 +169,67 @@ def test_the_server_on_a_workspace_that_is_a_symlink_loop_answers_and_exits(tmp_
     assert done.returncode == 0, log
     assert b'"id": 1' in done.stdout and b'"id": 2' in done.stdout
     assert "internal error" not in log and "a symbolic link that loops" in log
+
+
+def _nested(kind: str, depth: int) -> tuple[str, str]:
+    """A file of `kind` whose value nests `depth` levels, after three lines of settings."""
+    if kind == "yaml-block":
+        body = "".join(f"{'  ' * level}k{level}:\n" for level in range(depth - 1)) + f"{'  ' * (depth - 1)}k: 1\n"
+        return "config.yaml", "a: 1\nb: 2\nc: 3\n" + body
+    if kind == "yaml-flow":
+        return "config.yaml", "a: 1\nb: 2\nc: 3\nd: " + "[" * (depth - 1) + "1" + "]" * (depth - 1) + "\n"
+    if kind == "json":
+        return "config.json", '{"a": 1,\n"b": 2,\n"c": 3,\n"d": ' + "[" * (depth - 1) + "1" + "]" * (depth - 1) + "}\n"
+    if kind == "toml":
+        return "config.toml", 'a = 1\nb = "]]]"\nc = 3\nd = ' + "[" * (depth - 1) + "1" + "]" * (depth - 1) + "\n"
+    raise ValueError(kind)
+
+
+@pytest.mark.parametrize("kind", ["yaml-block", "yaml-flow", "json", "toml"])
+def test_a_config_nested_past_the_bound_is_one_problem_at_its_line_and_one_within_it_is_read(tmp_path, kind):
+    """The bound is an explicit count of levels found before parsing, not Python's recursion limit:
+    one level past it is reported at the line where it starts; the bound itself is read."""
+    from paperlens.pipeline.code import index_source
+    from paperlens.pipeline.nesting import MAX_DATA_NESTING
+
+    name, within_bound = _nested(kind, MAX_DATA_NESTING)
+    index = index_source(name, within_bound)
+    assert not [p for p in index.problems if "nested" in p.message], index.problems
+    assert {"a", "c"} <= {v.name for v in index.values}
+    name, past_bound = _nested(kind, MAX_DATA_NESTING + 1)
+    problems = [p for p in index_source(name, past_bound).problems if "nested more than" in p.message]
+    assert len(problems) == 1 and problems[0].location.file == name
+    assert problems[0].location.line == (3 if kind != "yaml-block" else 3 + MAX_DATA_NESTING)
+
+
+def test_settings_decisions_and_notebooks_nested_past_the_bound_name_the_file_and_line(tmp_path):
+    from paperlens.pipeline.code.notebooks import index_notebook
+    from paperlens.pipeline.nesting import MAX_DATA_NESTING
+
+    deep = "[" * (MAX_DATA_NESTING + 1) + "]" * (MAX_DATA_NESTING + 1)
+    (tmp_path / "pyproject.toml").write_text("[tool.paperlens]\nseed = 1\npaper = " + deep + "\n")
+    with pytest.raises(WorkspaceError, match=rf"pyproject.toml:3: nested more than {MAX_DATA_NESTING} levels"):
+        load_settings(tmp_path)
+    decisions = tmp_path / ".paperlens" / "decisions.yaml"
+    decisions.parent.mkdir()
+    decisions.write_text("deviations: []\nassumptions: " + deep + "\n")
+    with pytest.raises(DecisionsError, match=rf"decisions.yaml:2: nested more than {MAX_DATA_NESTING} levels"):
+        load_decisions(tmp_path)
+    assert decisions.read_text().endswith(deep + "\n")  # left untouched
+    notebook = index_notebook("nb.ipynb", '{"cells": ' + deep + "}")
+    assert "nested more than" in notebook.problems[0].message
+
+
+def test_python_nested_past_the_bound_loses_that_statement_only():
+    """A statement deeper than the readers follow is `pass` for them, with a problem at its line; the
+    rest of the file is read, in full and after an edit."""
+    from paperlens.pipeline.code.incremental import index_document, index_edit
+    from paperlens.pipeline.code.python import MAX_CODE_NESTING, index_python
+
+    fine = "y = " + "1+" * (MAX_CODE_NESTING - 10) + "1\n"
+    deep = "x = " + "1+" * (MAX_CODE_NESTING + 10) + "1\n"
+    source = "import torch\nlr = 0.1\n" + fine + deep + "def f(a):\n    return " + "a*" * (MAX_CODE_NESTING + 10) + "a\nweight_decay = 5e-4\n"
+    for index in (index_python("m.py", source), index_edit(index_document("m.py", source), source, source.replace("0.1", "0.2"))):
+        messages = [p.message for p in index.problems]
+        assert messages == [f"m.py:{line}: a statement nested more than {MAX_CODE_NESTING} levels deep; not read" for line in (4, 5)]
+        assert [v.name for v in index.values] == ["lr", "weight_decay"]

@@ -15,6 +15,7 @@ import re
 
 import yaml
 
+from ..nesting import YAML_LOADER
 from ..extract.knowledge import KNOWLEDGE_DIR, hyperparameter_vocabulary
 
 # A name of several measures ("steps_epochs"): comparable with none.
@@ -27,7 +28,7 @@ _WORD_SPLIT_RE = re.compile(r"[^A-Za-z0-9]+")
 def _unit_words() -> dict[str, str]:
     """Word of a code name → the measure it says its value counts."""
     with open(KNOWLEDGE_DIR / "code.yaml", encoding="utf-8") as file:
-        data = yaml.load(file, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = yaml.load(file, Loader=YAML_LOADER)
     measures = set(hyperparameter_vocabulary().unit_measures.values())
     words: dict[str, str] = {}
     for measure, spelled in data.get("unit_words", {}).items():

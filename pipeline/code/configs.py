@@ -21,6 +21,7 @@ from typing import Literal
 
 import yaml
 
+from ..nesting import MAX_DATA_NESTING, YAML_LOADER, json_too_deep, line_of, toml_too_deep, yaml_too_deep
 from ...schemas.code import CallArguments, CodeLocation, ComponentSite, FileIndex, ValueSite
 from ...schemas.paper import Location, Problem
 from .anchors import find_anchors
@@ -207,22 +208,25 @@ class _Flattener:
         return resolved
 
 
-def _too_deep(file: str) -> Problem:
-    return Problem(severity="error", message=f"{file}: nested too deeply to read")
+def _too_deep(text: SourceText, line: int) -> Problem:
+    return Problem(
+        severity="error",
+        message=f"{text.file}:{line + 1}: nested more than {MAX_DATA_NESTING} levels deep; not read",
+        location=Location(file=text.file, line=line, column=0),
+    )
 
 
 # --- YAML ----------------------------------------------------------------------------------------
 
 
 def _read_yaml(text: SourceText, problems: list[Problem]) -> list[_Node]:
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    if (line := yaml_too_deep(text.source)) is not None:
+        problems.append(_too_deep(text, line))
+        return []
     try:
-        documents = list(yaml.compose_all(text.source, Loader=loader))
+        documents = list(yaml.compose_all(text.source, Loader=YAML_LOADER))
     except yaml.YAMLError as error:
         problems.append(_yaml_problem(text.file, error))
-        return []
-    except RecursionError:
-        problems.append(_too_deep(text.file))
         return []
     budget = [MAX_SETTINGS * 4]  # aliases can make a small file expand without end
     return [_yaml_node(text, document, budget, 0) for document in documents if document is not None]
@@ -311,6 +315,9 @@ def _number_or_text(text: str) -> Value:
 
 
 def _read_json(text: SourceText, problems: list[Problem]) -> list[_Node]:
+    if (offset := json_too_deep(text.source)) is not None:
+        problems.append(_too_deep(text, line_of(text.source, offset)))
+        return []
     try:
         json.loads(text.source)
     except json.JSONDecodeError as error:
@@ -322,16 +329,9 @@ def _read_json(text: SourceText, problems: list[Problem]) -> list[_Node]:
             )
         )
         return []
-    except RecursionError:
-        problems.append(_too_deep(text.file))
-        return []
     # Valid JSON: now read it again token by token, to know where each value stands.
     tokens = _JSON_TOKEN_RE.finditer(text.source)
-    try:
-        return [_json_value(text, next(tokens), tokens)]
-    except RecursionError:
-        problems.append(_too_deep(text.file))
-        return []
+    return [_json_value(text, next(tokens), tokens)]
 
 
 def _json_value(text: SourceText, token: re.Match[str], tokens: Iterator[re.Match[str]]) -> _Node:
@@ -372,6 +372,9 @@ def _json_value(text: SourceText, token: re.Match[str], tokens: Iterator[re.Matc
 
 
 def _read_toml(text: SourceText, problems: list[Problem]) -> list[_Node]:
+    if (offset := toml_too_deep(text.source)) is not None:
+        problems.append(_too_deep(text, line_of(text.source, offset)))
+        return []
     try:
         data = tomllib.loads(text.source)
     except tomllib.TOMLDecodeError as error:

@@ -69,7 +69,7 @@ from dataclasses import dataclass
 from ...schemas.code import CodeLocation, FileIndex
 from . import python as _python
 from .anchors import TextBlock
-from .python import _Binding, _Definition, _file_index, _Indexer, _Scope, index_python, parse_module
+from .python import _Binding, _Definition, _file_index, _Indexer, _Scope, bounded_statements, index_python, parse_module, unread_lines
 from .sites import SourceText
 
 __all__ = ["definitions_of", "incremental_enabled", "index_document", "index_edit"]
@@ -134,7 +134,7 @@ class _Segment:
         """Its statements numbered where it now stands (parsed again alone when the edit moved it)."""
         nodes, start = self.parsed
         if start != self.start:
-            nodes = ast.parse("\n" * self.start + self.text).body
+            nodes = bounded_statements(ast.parse("\n" * self.start + self.text).body)[0]  # it was read: none is too deep
             self.parsed = (nodes, self.start)
         return nodes
 
@@ -196,7 +196,7 @@ def index_edit(previous: FileIndex, previous_source: str, source: str) -> FileIn
             return state.index
         try:
             return _edited(state, source)
-        except (_ReadInFull, RecursionError):
+        except _ReadInFull:
             pass
     return _read_in_full(path, source)
 
@@ -252,6 +252,8 @@ def _read_in_full(path: str, source: str) -> FileIndex:
         tree = parse_module(source, path)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return index_python(path, source)  # with the syntax error, and what can still be read
+    if unread_lines(tree):
+        return index_python(path, source)  # with what it cannot read
     text = SourceText(path, source)
     groups = _segments_of(tree.body, text, 0, len(text.lines))
     if groups is None:
@@ -259,7 +261,7 @@ def _read_in_full(path: str, source: str) -> FileIndex:
     segments = [_Segment(start, end, _lines_text(text, start, end), (nodes, start)) for start, end, nodes in groups]
     try:
         return _walk(path, source, text, segments, old=None)
-    except (_ReadInFull, RecursionError):
+    except _ReadInFull:
         return index_python(path, source)
 
 
@@ -399,9 +401,11 @@ def _parse_region(text: SourceText, first: int, stop: int) -> list[tuple[int, in
         return None
     region = text.source[text.offset(first, 0) : text.offset(stop, 0)]
     try:
-        statements = ast.parse("\n" * first + region, filename=text.file).body
+        statements, unread = bounded_statements(ast.parse("\n" * first + region, filename=text.file).body)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
+    if unread:
+        raise _ReadInFull  # index_python reports what it cannot read
     return _segments_of(statements, text, first, stop)
 
 
@@ -836,7 +840,7 @@ _OUTLINE = {
     "walk": "20b3ab3c45fa8ad2",
     "_body": "d75890f2d5967ac1",
     "_signature": "aef17900c635136d",
-    "index_python": "eea9098794516288",
+    "index_python": "12dd5dce802acbe7",
 }
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from ..nesting import YAML_LOADER
 from ..extract.knowledge import KNOWLEDGE_DIR, hyperparameter_vocabulary
 
 _CAMEL_BOUNDARY_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -86,7 +87,7 @@ def fold_component_text(text: str) -> str:
 @functools.cache
 def code_vocabulary() -> CodeVocabulary:
     with open(KNOWLEDGE_DIR / "code.yaml", encoding="utf-8") as file:
-        data = yaml.load(file, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = yaml.load(file, Loader=YAML_LOADER)
     names: dict[str, str] = {}
     for canonical, code_names in data["names"].items():
         for code_name in code_names:

@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+from ..nesting import TooDeep, load_json
 from ...schemas.code import FileIndex
 from ...schemas.paper import Problem
 from .python import index_python
@@ -31,9 +32,11 @@ def index_notebook(path_rel: str, source: str) -> FileIndex:
     if len(source) > MAX_NOTEBOOK_CHARS:
         return unread(f"{path_rel}: notebook too large; not read")
     try:
-        notebook = json.loads(source)
+        notebook = load_json(source)
         cells = notebook["cells"] if isinstance(notebook, dict) else None
-    except (ValueError, KeyError, RecursionError):
+    except TooDeep as err:
+        return unread(f"{path_rel}: {err}; not read")
+    except (ValueError, KeyError):
         cells = None
     if not isinstance(cells, list):
         return unread(f"{path_rel}: not a Jupyter notebook (no cells); not read")

@@ -68,6 +68,9 @@ from .sites import Element, SourceText, Value, component_site, text_component, v
 
 _MAX_REPAIRS = 8
 _MAX_EVALUATION_DEPTH = 40
+# Levels of a statement's tree the readers follow (they walk trees recursively). The deepest statement
+# in the 17 official repositories of ../shared/data is 22 levels; `1+1+…+1` with 150 terms is 150.
+MAX_CODE_NESTING = 150
 _MAX_EXPONENT = 1000.0
 _CONFIG_PATH_RE = re.compile(r"[\w./\\-]+\.(?:ya?ml|json|toml|ini|cfg)")
 _LINE_SPLIT_RE = re.compile(r"(\r\n|\r|\n)")
@@ -105,8 +108,57 @@ _KNOWN_VALUES_ONLY = ("assignment", "function-default", "config-default", "dict-
 @functools.lru_cache(maxsize=4)
 def parse_module(source: str, path: str) -> ast.Module:
     """One parse per text: in an editor, the index and the equation checks read the same tree of
-    the file just edited (the tree is shared, so nobody may change it)."""
-    return ast.parse(source, filename=path)
+    the file just edited (the tree is shared, so nobody may change it). Statements nested too deeply
+    to read are `pass` in it (`unread_lines` says where)."""
+    return _bounded_parse(source, path)
+
+
+def _bounded_parse(source: str, path: str) -> ast.Module:
+    tree = ast.parse(source, filename=path)
+    tree.body, tree.unread_lines = bounded_statements(tree.body)
+    return tree
+
+
+def unread_lines(tree: ast.Module) -> list[int]:
+    """The lines (1-based) of the statements `parse_module` left unread as too deep."""
+    return getattr(tree, "unread_lines", [])
+
+
+def bounded_statements(statements: list[ast.stmt]) -> tuple[list[ast.stmt], list[int]]:
+    """`statements` with each one nested deeper than MAX_CODE_NESTING replaced by `pass` at its place,
+    and the lines of those replaced: no reader then meets a tree deeper than it can follow."""
+    kept, unread = statements, []
+    for position, statement in enumerate(statements):
+        if _deeper_than(statement, MAX_CODE_NESTING):
+            if kept is statements:
+                kept = list(statements)
+            kept[position] = ast.copy_location(ast.Pass(), statement)
+            unread.append(statement.lineno)
+    return kept, unread
+
+
+def _deeper_than(root: ast.AST, limit: int) -> bool:
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        end = getattr(node, "end_col_offset", None)
+        if end is not None and node.end_lineno == node.lineno and 2 * (end - node.col_offset) + depth + 4 < limit:
+            continue  # a tree on one line has at most about two levels per character: not deep enough
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
+
+
+def _unread_problems(path: str, lines: list[int]) -> list[Problem]:
+    return [
+        Problem(
+            severity="warning",
+            message=f"{path}:{line}: a statement nested more than {MAX_CODE_NESTING} levels deep; not read",
+            location=Location(file=path, line=line - 1, column=0),
+        )
+        for line in lines
+    ]
 
 
 def index_python(path_rel: str, source: str) -> FileIndex:
@@ -115,10 +167,8 @@ def index_python(path_rel: str, source: str) -> FileIndex:
     tree = _parse(path_rel, source, problems)
     indexer = _Indexer(SourceText(path_rel, source))
     if tree is not None:
-        try:
-            indexer.walk(tree)
-        except RecursionError:
-            problems.append(Problem(severity="error", message=f"{path_rel}: nested too deeply to read in full"))
+        problems += _unread_problems(path_rel, unread_lines(tree))
+        indexer.walk(tree)
     return _file_index(path_rel, source, indexer, problems)
 
 
@@ -173,7 +223,7 @@ def _parse(path: str, source: str, problems: list[Problem]) -> ast.Module | None
     except SyntaxError as error:
         problems.append(_syntax_problem(path, error))
         return _recover(path, source, error)
-    except (ValueError, MemoryError, RecursionError) as error:  # absurd nesting
+    except (ValueError, MemoryError, RecursionError) as error:  # past CPython's own parser limits
         problems.append(Problem(severity="error", message=f"{path}: cannot be parsed: {error}"))
         return None
 
@@ -200,14 +250,14 @@ def _recover(path: str, source: str, error: SyntaxError) -> ast.Module | None:
             lines[number] = "" if number in neutralized else _neutralized(lines[number])
             neutralized.add(number)
         try:
-            return ast.parse(_joined(lines, breaks), filename=path)
+            return _bounded_parse(_joined(lines, breaks), path)
         except SyntaxError as next_error:
             error = next_error
         except (ValueError, MemoryError, RecursionError):
             break
     original = _LINE_SPLIT_RE.split(source)[0::2]
     try:
-        return ast.parse(_joined(original[:first_error], breaks), filename=path)
+        return _bounded_parse(_joined(original[:first_error], breaks), path)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
 

@@ -15,6 +15,8 @@ from typing import Generic, TypeVar
 
 import yaml
 
+from ..nesting import YAML_LOADER
+
 KNOWLEDGE_DIR = Path(__file__).resolve().parent.parent / "knowledge"
 
 T = TypeVar("T")
@@ -364,4 +366,4 @@ def symbol_vocabulary() -> SymbolVocabulary:
 def _load(filename: str) -> dict:
     with open(KNOWLEDGE_DIR / filename, encoding="utf-8") as file:
         # The C loader when PyYAML has it: these files are read on every start.
-        return yaml.load(file, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return yaml.load(file, Loader=YAML_LOADER)

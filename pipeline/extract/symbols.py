@@ -405,15 +405,28 @@ def build_symbols(
     return list(infos.values())
 
 
+# A paper defines a symbol at one of its first mentions; reading every mention of `$x$` in a paper
+# that writes it a hundred thousand times would only cost time.
+_MENTIONS_READ = 200
+
+
 def _definitions(sentences: list[Sentence], keys: set[str]) -> dict[str, SymbolDefinition]:
     """For each symbol key, the first of its most definite defining sentences."""
     best: dict[str, tuple[int, SymbolDefinition]] = {}
     prose_symbols = _prose_symbol_regex(keys)
+    mentions_left = dict.fromkeys(keys, _MENTIONS_READ)
     for sentence in sentences:
+        if not mentions_left:
+            break
         for key, start, end in _symbol_mentions(sentence, keys, prose_symbols):
+            if key not in mentions_left:
+                continue
             rank = _definition_rank(sentence.plain.text, start, end)
             if rank is not None and (key not in best or rank < best[key][0]):
                 best[key] = (rank, SymbolDefinition(text=sentence.text, location=sentence.location()))
+            mentions_left[key] -= 1
+            if mentions_left[key] == 0 or best.get(key, (1,))[0] == 0:
+                del mentions_left[key]  # none plainer can follow, or it is defined, if ever, before
     return {key: definition for key, (_, definition) in best.items()}
 
 

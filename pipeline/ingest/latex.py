@@ -34,6 +34,9 @@ from .sources import content_hash, read_source, relative_to_root, slug
 
 MAX_SOURCE_BYTES = 4_000_000  # all files together; real papers are well under 1 MB
 MAX_INPUT_DEPTH = 16
+# Footnotes in footnotes, captions in cells: each is a walk inside a walk. Real papers nest a few;
+# deeper than this the inner text is kept as plain words, never walked (and never recursed into).
+MAX_NESTED_WALKS = 40
 
 SECTION_LEVELS = {"part": 0, "chapter": 0, "section": 1, "subsection": 2, "subsubsection": 3}
 MATH_ENVIRONMENTS = {
@@ -179,6 +182,8 @@ class LatexReader:
         self.subequation_count = 0
         self.expansion_budget = ExpansionBudget()
         self.reported_loops: set[str] = set()
+        self.walk_depth = 0
+        self.reported_too_deep = False
 
     # -- files -------------------------------------------------------------------------------
 
@@ -340,6 +345,28 @@ class LatexReader:
     # -- the walk ----------------------------------------------------------------------------
 
     def _walk(self, stream: TokenStream, inline: bool = False) -> None:
+        if self.walk_depth >= MAX_NESTED_WALKS:
+            self._words_only(stream)
+            return
+        self.walk_depth += 1
+        try:
+            self._walk_tokens(stream, inline)
+        finally:
+            self.walk_depth -= 1
+
+    def _words_only(self, stream: TokenStream) -> None:
+        first = stream.peek()
+        if not self.reported_too_deep and first is not None:
+            self.reported_too_deep = True
+            message = f"text nested more than {MAX_NESTED_WALKS} levels deep (footnotes, captions, cells in one another); the inner text is read as plain words"
+            self.problems.append(Problem(severity="warning", message=message, location=self._location(first.pos, first.pos)))
+        while (token := stream.next()) is not None:
+            if token.kind == "text":
+                self.builder.add(token.text, token.pos)
+            elif token.kind in ("nl", "par"):
+                self.builder.space()
+
+    def _walk_tokens(self, stream: TokenStream, inline: bool) -> None:
         while not self.done and (token := stream.next()) is not None:
             kind = token.kind
             if kind == "text":
@@ -940,10 +967,7 @@ def _format_counter(command: str, value: int) -> str:
 
 def read_latex(main: Path, root: Path) -> PaperSpec:
     """Read a LaTeX paper from its main file; `root` bounds which files `\\input` may reach."""
-    try:
-        return LatexReader(root).read(main)
-    except RecursionError:
-        raise PaperError(f"{main.name}: groups nested too deeply to read (thousands of levels)") from None
+    return LatexReader(root).read(main)
 
 
 def _shown(name: str) -> str:

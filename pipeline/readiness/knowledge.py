@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from ..nesting import YAML_LOADER
 from ...schemas import Convention
 
 KNOWLEDGE = Path(__file__).resolve().parents[1] / "knowledge"
@@ -69,7 +70,7 @@ def _requirement(raw: dict) -> Requirement:
 
 def _load_yaml(name: str) -> Any:
     # libyaml's loader where PyYAML has it: the pure-Python one takes ~10 ms a file, at every start.
-    return yaml.load((KNOWLEDGE / name).read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return yaml.load((KNOWLEDGE / name).read_text(encoding="utf-8"), Loader=YAML_LOADER)
 
 
 @functools.cache

@@ -45,6 +45,7 @@ from ...schemas.repo import (
 )
 from ..errors import UserError
 from ..files import write_atomically
+from ..nesting import TooDeep, load_json, load_yaml
 
 RULE_FORMS = (
     'accepted forms: "absolute:0.5" (|mean − paper| ≤ 0.5), "relative:0.05" or "relative:5%" '
@@ -357,14 +358,18 @@ def _read_text(path: Path) -> str:
 
 def _load_json(path: Path) -> Any:
     try:
-        return json.loads(_read_text(path))
+        return load_json(_read_text(path))
+    except TooDeep as err:
+        raise UserError(f"{path}: {err}") from None
     except json.JSONDecodeError as err:
         raise UserError(f"{path}: not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") from None
 
 
 def _load_yaml(path: Path) -> Any:
     try:
-        return yaml.safe_load(_read_text(path))
+        return load_yaml(_read_text(path))
+    except TooDeep as err:
+        raise UserError(f"{path}: {err}") from None
     except yaml.YAMLError as err:
         raise UserError(f"{path}: not valid YAML ({' '.join(str(err).split())})") from None
 

@@ -34,7 +34,6 @@ import json
 import posixpath
 import re
 import sys
-import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +44,7 @@ import yaml
 from ...schemas.code import CodeLocation
 from ...schemas.smoke import DependencyIssue
 from ..code import workspace_files
+from ..nesting import YAML_LOADER, TooDeep, load_json, load_toml, load_yaml
 from ..extract.knowledge import KNOWLEDGE_DIR
 
 __all__ = [
@@ -87,7 +87,7 @@ class _Vocabulary:
 @functools.cache
 def _vocabulary() -> _Vocabulary:
     with open(KNOWLEDGE_DIR / "imports.yaml", encoding="utf-8") as file:
-        data = yaml.load(file, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = yaml.load(file, Loader=YAML_LOADER)
     modules = {str(key): str(value) for key, value in data["modules"].items()}
     return _Vocabulary(
         modules=modules,
@@ -430,8 +430,8 @@ def _read_toml(path: Path) -> tuple[dict, list[str]] | None:
     if text is None:
         return None
     try:
-        return tomllib.loads(text), text.splitlines()
-    except tomllib.TOMLDecodeError:
+        return load_toml(text), text.splitlines()
+    except ValueError:  # not TOML, or nested past reading
         return None
 
 
@@ -610,8 +610,8 @@ def _read_environment(root: Path, declarations: _Declarations) -> None:
         if text is None:
             continue
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError:
+            data = load_yaml(text)
+        except (yaml.YAMLError, TooDeep):
             continue
         dependencies = data.get("dependencies") if isinstance(data, dict) else None
         if not isinstance(dependencies, list):
@@ -662,8 +662,8 @@ def _read_locks(root: Path, declarations: _Declarations) -> None:
         if text is None:
             continue
         try:
-            packages = tomllib.loads(text).get("package", [])
-        except tomllib.TOMLDecodeError:
+            packages = load_toml(text).get("package", [])
+        except ValueError:
             continue
         declarations.found = True
         lines = text.splitlines()
@@ -676,8 +676,8 @@ def _read_locks(root: Path, declarations: _Declarations) -> None:
     text = _read_text(root / "Pipfile.lock")
     if text is not None:
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
+            data = load_json(text)
+        except ValueError:
             return
         declarations.found = True
         lines = text.splitlines()
@@ -694,8 +694,8 @@ def _own_distributions(root: Path) -> set[str]:
     itself needs no requirement."""
     text = _read_text(root / "pyproject.toml")
     try:
-        data = tomllib.loads(text) if text is not None else {}
-    except tomllib.TOMLDecodeError:
+        data = load_toml(text) if text is not None else {}
+    except ValueError:
         return set()
     tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
     names = [
