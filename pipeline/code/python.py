@@ -44,6 +44,7 @@ import ast
 import builtins
 import functools
 import hashlib
+import itertools
 import math
 import operator
 import re
@@ -68,9 +69,16 @@ from .sites import Element, SourceText, Value, component_site, text_component, v
 
 _MAX_REPAIRS = 8
 _MAX_EVALUATION_DEPTH = 40
+_MAX_SETTING_ITEMS = 64  # a setting's tuple (betas, milestones, channel widths) is short
 # Levels of a statement's tree the readers follow (they walk trees recursively). The deepest statement
 # in the 17 official repositories of ../shared/data is 22 levels; `1+1+…+1` with 150 terms is 150.
 MAX_CODE_NESTING = 150
+# CPython's parser takes about 0.5 KB per token (1.8 MB of `x = 1` lines: 0.74 GB); the largest file
+# of the 17 official repositories has 12,000 tokens. Past this, a file is not parsed.
+MAX_PYTHON_TOKENS = 250_000
+_TOKEN_RE = re.compile(  # a string counts as one token
+    r'[rRbBuUfF]{0,2}(?:"""[\s\S]*?"""|' r"'''[\s\S]*?'''" r'''|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|\w+|[^\s\w]'''
+)
 _MAX_EXPONENT = 1000.0
 _CONFIG_PATH_RE = re.compile(r"[\w./\\-]+\.(?:ya?ml|json|toml|ini|cfg)")
 _LINE_SPLIT_RE = re.compile(r"(\r\n|\r|\n)")
@@ -114,9 +122,17 @@ def parse_module(source: str, path: str) -> ast.Module:
 
 
 def _bounded_parse(source: str, path: str) -> ast.Module:
+    if len(source) > MAX_PYTHON_TOKENS:  # shorter, it cannot hold that many tokens
+        tokens = sum(1 for _ in itertools.islice(_TOKEN_RE.finditer(source), MAX_PYTHON_TOKENS + 1))
+        if tokens > MAX_PYTHON_TOKENS:
+            raise TooManyTokens(f"more than {MAX_PYTHON_TOKENS:,} tokens (generated code or data?); not read")
     tree = ast.parse(source, filename=path)
     tree.body, tree.unread_lines = bounded_statements(tree.body)
     return tree
+
+
+class TooManyTokens(ValueError):
+    """A text CPython's parser would need more memory to read than paperlens allows one file."""
 
 
 def unread_lines(tree: ast.Module) -> list[int]:
@@ -1211,6 +1227,8 @@ class _Indexer:
         if kind is ast.BinOp:
             return self._binary(node, env, depth)
         if kind in (ast.Tuple, ast.List):
+            if len(node.elts) > _MAX_SETTING_ITEMS:
+                return _UNKNOWN  # data written out, not a setting
             items = [self._evaluate(element, env, depth + 1) for element in node.elts]
             if items and all(type(item.value) is float for item in items):
                 return _Evaluation(tuple(item.value for item in items), None, node.elts)

@@ -450,10 +450,13 @@ def _symbol_mentions(
             yield symbol_key(match.group(0)), match.start(), match.end()
 
 
+_PROSE_SYMBOLS = 1_000  # a paper has a few hundred symbols; past this the regex only costs time
+
+
 def _prose_symbol_regex(keys: set[str]) -> re.Pattern[str] | None:
     """Symbols as PDF prose writes them (λ, β1, β_1), Latin letters that are words left out."""
     words = symbol_vocabulary().words_in_prose
-    keys = sorted((key for key in keys if key not in words), key=len, reverse=True)
+    keys = sorted(sorted(key for key in keys if key not in words)[:_PROSE_SYMBOLS], key=len, reverse=True)
     if not keys:
         return None
     spellings = [re.escape(key[0]) + "_?" + re.escape(key[1:]) if len(key) > 1 else re.escape(key) for key in keys]

@@ -7,6 +7,8 @@ component only discussed as related work).
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -375,13 +377,27 @@ def _conventional_defaults(statuses: list[tuple[SettingStatus, Requirement, Evid
 
 # -- symbols ----------------------------------------------------------------------------------------
 
+_DRAWN_RE = re.compile(r"\\sim\b")
+_DEFINED_CHARS = 60  # a defined symbol's side of the sign is short
+_DRAWS_READ = 16  # `z \sim N(0, I)`: an equation draws a few variables, not thousands
+
 
 def _defines(latex: str, symbol_latex: str) -> bool:
     """The equation defines the symbol: it stands on the left of `=`/`:=`/`\\triangleq`, or is drawn (`\\sim`)."""
-    if re.search(re.escape(symbol_latex) + r"\s*\\sim\b", latex):
-        return True
+    left, drawn = _defining_parts(latex)
+    return symbol_latex in left or any(before.endswith(symbol_latex) for before in drawn)
+
+
+@functools.lru_cache(maxsize=64)
+def _defining_parts(latex: str) -> tuple[str, tuple[str, ...]]:
+    """What an equation can define, read once for all its symbols: the left of its defining sign
+    (when short) and what stands before each of its first `\\sim`s."""
     left = DEFINING_SIGN.split(latex, maxsplit=1)[0]
-    return len(left) < len(latex) and len(left) <= 60 and symbol_latex in left
+    drawn = tuple(
+        latex[max(0, match.start() - _DEFINED_CHARS) : match.start()].rstrip()
+        for match in itertools.islice(_DRAWN_RE.finditer(latex), _DRAWS_READ)
+    )
+    return (left if len(left) < len(latex) and len(left) <= _DEFINED_CHARS else ""), drawn
 
 
 def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
