@@ -422,7 +422,7 @@ def l_nul_in_input(rng, ctx):
 def l_unreadable(rng, ctx):
     target = ctx.main if rng.random() < 0.6 or len(ctx.tex) < 2 else rng.choice([p for p in ctx.tex if p != ctx.main])
     target.chmod(0)
-    note = " (as root: still readable)" if os.geteuid() == 0 else ""
+    note = " (as root: still readable)" if os.geteuid() == 0 and not _AS_A_USER else ""
     return f"chmod 000 {target.relative_to(ctx.folder)}{note}"
 
 
@@ -817,7 +817,7 @@ def w_unreadable(rng, ctx, case):
     target.touch()
     target.chmod(0)
     case.touched.append(ctx.rel(target))
-    note = " (as root: still readable)" if os.geteuid() == 0 else ""
+    note = " (as root: still readable)" if os.geteuid() == 0 and not _AS_A_USER else ""
     return f"chmod 000 {ctx.rel(target)} ({variant}){note}"
 
 
@@ -1096,6 +1096,15 @@ def _limits(memory_mb: int):
     return apply
 
 
+# As root, chmod 000 stops no read: each case then runs without the capabilities that let root
+# read and search what its mode forbids (util-linux's setpriv), so `unreadable` tests something.
+_AS_A_USER = (
+    ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
+    if os.geteuid() == 0 and shutil.which("setpriv")
+    else []
+)
+
+
 def _environment(cache: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAPERLENS_LLM")}
     env.update(PAPERLENS_DEBUG="1", PAPERLENS_CACHE_DIR=str(cache), PYTHONUNBUFFERED="1")
@@ -1288,7 +1297,7 @@ class Job:
         with open(self.stderr_path, "wb") as err:
             out = stdout if stdout is not None else open(log / "stdout", "wb")
             self.proc = subprocess.Popen(
-                command, cwd=cwd, env=_environment(log / "cache"), stdin=stdin, stdout=out, stderr=err,
+                [*_AS_A_USER, *command], cwd=cwd, env=_environment(log / "cache"), stdin=stdin, stdout=out, stderr=err,
                 preexec_fn=_limits(self.args.memory_mb), start_new_session=True,
             )
             if stdout is None:
@@ -1756,7 +1765,8 @@ def main() -> int:
           f"timeout {args.timeout:g} s; memory limit {args.memory_mb} MB, peak bound {args.peak_mb:g} MB; {args.jobs} at once")
     print("seeds: " + "; ".join(f"{kind}: " + ", ".join(_seed_name(p) if isinstance(p, Path) else p[0] for p in getattr(seeds, kind)) for kind in KINDS))
     if os.geteuid() == 0:
-        print("running as root: chmod 000 does not stop a read, so the `unreadable` mutations test nothing here")
+        print("running as root: each case runs without root's read and search overrides (setpriv)" if _AS_A_USER
+              else "running as root without setpriv: chmod 000 does not stop a read, so the `unreadable` mutations test nothing here")
     print()
     sys.stdout.flush()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from paperlens.pipeline.extract.sentences import MAX_SENTENCE_CHARS, split_sente
 from paperlens.pipeline.files import UnreadableFile, read_regular_file
 from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.workspace import load_settings
+
+from .conftest import copy_example
 
 MAIN = r"""\documentclass{article}
 \begin{document}
@@ -233,3 +236,69 @@ def test_python_nested_past_the_bound_loses_that_statement_only():
         messages = [p.message for p in index.problems]
         assert messages == [f"m.py:{line}: a statement nested more than {MAX_CODE_NESTING} levels deep; not read" for line in (4, 5)]
         assert [v.name for v in index.values] == ["lr", "weight_decay"]
+
+
+def _as_a_user() -> list[str]:
+    """A command prefix under which chmod 000 stops a read: none for a user; for root, root without
+    its read and search overrides (util-linux's setpriv, in every Debian)."""
+    if os.geteuid() != 0:
+        return []
+    assert shutil.which("setpriv"), "as root, the unreadable-file tests need util-linux's setpriv"
+    return ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
+
+
+def _paperlens(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*_as_a_user(), sys.executable, "-m", "paperlens.pipeline.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_unreadable_files_are_named_and_the_rest_is_read(tmp_path):
+    """Permission denied on a section, a .py, the main file or the settings: a message naming the
+    file, the rest read; the main file is never silently replaced by another paper of the folder."""
+    workspace = copy_example(tmp_path)
+    paper = tmp_path / "paper"
+    (paper / "sections" / "method.tex").chmod(0)
+    (workspace / "tlm.py").chmod(0)
+    try:
+        done = _paperlens("check", str(workspace))
+        assert done.returncode == 1, done.stderr
+        assert "note: paper main.tex:54:1: \\input{sections/method}: permission denied; skipped" in done.stdout
+        assert "note: tlm.py: permission denied; not read" in done.stdout
+        assert "weight_decay = 5e-4 here, but the paper says weight decay = 0.05" in done.stdout  # the rest is checked
+        (paper / "main.tex").chmod(0)
+        done = _paperlens("gaps", "--no-cache", str(paper))
+        assert done.returncode == 2 and "main.tex: permission denied; fix it, or name the paper's main file" in done.stderr
+        assert done.stdout == ""  # not README.md or paper.pdf read in its place
+        (workspace / "pyproject.toml").chmod(0)
+        done = _paperlens("check", str(workspace))
+        assert done.returncode == 2 and "pyproject.toml: permission denied" in done.stderr and "internal error" not in done.stderr
+    finally:
+        for path in (paper / "sections" / "method.tex", workspace / "tlm.py", paper / "main.tex", workspace / "pyproject.toml"):
+            path.chmod(0o644)
+
+
+def test_numbers_out_of_range_are_values_that_do_not_parse(tmp_path):
+    """1e309 is no float; a sentence or a table stating it is read, the value left unparsed."""
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    (paper / "main.tex").write_text(
+        "\\documentclass{article}\\begin{document}\\section{Experiments}\n"
+        "We train with a learning rate of 1e309 and a weight decay of $10^{400}$ for 1e999 steps.\n\n"
+        "\\begin{table}\\begin{tabular}{ll}Learning rate & 1e309 \\\\ Batch size & 256 \\\\\\end{tabular}\\end{table}\n"
+        "\\end{document}\n"
+    )
+    spec = read_paper(paper, use_cache=False)
+    values = {h.normalized_name: h.value for h in spec.hyperparameters}
+    assert values.get("batch_size") == 256
+    assert all(not isinstance(v, float) or v == v and abs(v) != float("inf") for v in values.values()), values
+    done = _paperlens("gaps", "--no-cache", str(paper))
+    assert done.returncode in (0, 1) and "internal error" not in done.stderr, done.stderr
+
+
+def test_a_yaml_list_ending_the_file_without_a_newline_is_read():
+    """Five real repositories end a config with a nested list and no final newline."""
+    from paperlens.pipeline.code import index_source
+
+    index = index_source("config.yaml", "optimizer:\n  lr: 0.001\n  betas:\n    - 0.9\n    - 0.95")
+    assert not index.problems
+    values = {v.name: v.value for v in index.values}
+    assert values["optimizer.lr"] == 0.001 and values["optimizer.betas[1]"] == 0.95

@@ -450,3 +450,36 @@ def test_pdf_without_text_layer(tmp_path, content):
 
 def test_pdf_outside_the_paper_folder(tmp_path):
     expect_paper_error(ALPHA_ZERO, tmp_path, "not inside the paper folder")
+
+
+def _with_page_tree(tmp_path: Path, change: str) -> Path:
+    """The example's PDF with its page tree broken the ways MuPDF's own errors escaped before."""
+    document = pymupdf.open(EXAMPLE_PAPER / "paper.pdf")
+    pages = document.pdf_catalog() and int(document.xref_get_key(document.pdf_catalog(), "Pages")[1].split()[0])
+    kids = document.xref_get_key(pages, "Kids")[1].strip("[]")
+    first = int(kids.split()[0])
+    if change == "root in its own Kids":
+        document.xref_set_key(pages, "Kids", f"[{pages} 0 R {kids}]")
+    elif change == "a page whose Kids is the root":
+        document.xref_set_key(first, "Type", "/Pages")
+        document.xref_set_key(first, "Kids", f"[{pages} 0 R]")
+        document.xref_set_key(first, "Count", "1")
+    path = tmp_path / "broken.pdf"
+    document.save(path, expand=255)  # uncompressed: the page tree can be edited as bytes
+    if change.startswith("/Count"):  # each /Count replaced: MuPDF cannot even save such a file
+        path.write_bytes(re.sub(rb"/Count\s+\d+", change.encode(), path.read_bytes()))
+    return path
+
+
+@pytest.mark.parametrize(
+    "change", ["root in its own Kids", "a page whose Kids is the root", "/Count -1", "/Count 0", "/Count 99999999999999999999", "/Count /Count"]
+)
+def test_a_broken_page_tree_is_a_clear_error_or_a_read_with_problems(tmp_path, change, capfd):
+    path = _with_page_tree(tmp_path, change)
+    try:
+        spec = read_pdf(path, tmp_path)
+    except PaperError as error:
+        assert path.name in str(error) and "\n" not in str(error)
+    else:
+        assert spec.sections or spec.paragraphs  # what could be read was
+    assert capfd.readouterr().err == ""

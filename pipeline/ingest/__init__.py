@@ -31,6 +31,8 @@ def find_main_file(folder: Path) -> Path:
         except UnreadableFile as err:
             unreadable.append(f"{path.name}: {err}")
     with_document = [p for p, data in tex_files if _DOCUMENT_RE.search(data)]
+    if unreadable and not with_document:  # the main file may be the one that cannot be read
+        raise PaperError(f"{folder}: {'; '.join(unreadable)}; fix it, or name the paper's main file")
     candidates = with_document or [p for p, _ in tex_files]
     if len(candidates) > 1:
         preferred = [p for p in candidates if p.stem.lower() in PREFERRED_MAIN_NAMES]
