@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import reprlib
 import tomllib
 from pathlib import Path
 
@@ -70,6 +71,11 @@ def find_paper(workspace: Path, settings: WorkspaceSettings) -> Path:
         ) from None
 
 
+# A value as a message shows it: a few levels and items of it (a client may send anything).
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel, _SHOWN.maxstring, _SHOWN.maxother = 3, 80, 80
+
+
 def editor_settings(raw: object) -> tuple[EditorSettings, list[str]]:
     """The editor's settings from what a client sent (`{"paperlens": {...}}` or the section itself).
 
@@ -79,7 +85,7 @@ def editor_settings(raw: object) -> tuple[EditorSettings, list[str]]:
         return EditorSettings(), []
     section = raw.get("paperlens", raw) if isinstance(raw, dict) else raw
     if not isinstance(section, dict):
-        return EditorSettings(), [f"the paperlens settings must be an object, not {section!r}; using the defaults"]
+        return EditorSettings(), [f"the paperlens settings must be an object, not {_SHOWN.repr(section)}; using the defaults"]
     fields = EditorSettings.model_fields
     known = {field.alias or name: name for name, field in fields.items()} | {name: name for name in fields}
     accepted: dict[str, object] = {}
@@ -95,7 +101,7 @@ def editor_settings(raw: object) -> tuple[EditorSettings, list[str]]:
         except ValidationError as err:
             default = fields[known[key]].get_default(call_default_factory=True)
             shown = default.model_dump(by_alias=True) if hasattr(default, "model_dump") else default
-            problems.append(f"paperlens.{key}: {err.errors()[0]['msg']} (got {value!r}); using the default, {shown!r}")
+            problems.append(f"paperlens.{key}: {err.errors()[0]['msg']} (got {_SHOWN.repr(value)}); using the default, {shown!r}")
             continue
         accepted[key] = value
     return EditorSettings.model_validate(accepted), problems

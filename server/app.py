@@ -25,7 +25,7 @@ import attrs
 import cattrs
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcMethodNotFound
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcMethodNotFound, JsonRpcParseError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
@@ -265,6 +265,13 @@ class PaperlensServer(LanguageServer):
             return
         self.reporting_error = True
         try:
+            if source is JsonRpcException and isinstance(error, (ValueError, RecursionError)):
+                # The message itself could not be parsed (not JSON, or nested past what the decoder
+                # reads): JSON-RPC's answer is a parse error with no id, as the id was never read.
+                log.warning("a message that cannot be parsed: %s", _first_line(error), extra={"to_client": False})
+                error_message = {"code": JsonRpcParseError.CODE, "message": f"parse error: {_first_line(error)}"}
+                self.protocol._send_data({"jsonrpc": "2.0", "id": None, "error": error_message})  # as written: the id must be null
+                return
             cause = error.__cause__ if isinstance(error, JsonRpcException) and error.__cause__ is not None else error
             if isinstance(error, CLIENT_ERRORS) or isinstance(cause, CLIENT_ERRORS):
                 log.warning("the client sent what cannot be handled (%s): %s", getattr(source, "__name__", source), error, extra={"to_client": False})

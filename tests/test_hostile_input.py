@@ -302,3 +302,17 @@ def test_a_yaml_list_ending_the_file_without_a_newline_is_read():
     assert not index.problems
     values = {v.name: v.value for v in index.values}
     assert values["optimizer.lr"] == 0.001 and values["optimizer.betas[1]"] == 0.95
+
+
+def test_editor_settings_of_any_shape_give_one_short_message_per_setting():
+    from paperlens.pipeline.workspace import editor_settings
+
+    deep: dict = {}
+    inner = deep
+    for _ in range(5000):
+        inner["a"] = {}
+        inner = inner["a"]
+    settings, problems = editor_settings({"paperlens": {"paper": deep, "checks": list(range(100_000)), "debounceMs": 200}})
+    assert settings.debounce_ms == 200 and settings.paper is None
+    assert [p.split(":")[0] for p in problems] == ["paperlens.paper", "paperlens.checks"]
+    assert all(len(p) < 400 for p in problems), problems

@@ -308,3 +308,33 @@ def test_a_client_mistake_is_one_timestamped_warning_not_an_internal_error(tmp_p
     assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} WARNING paperlens\.server: invalid params for textDocument/hover", about_it[0])
     assert "Traceback" not in log and "internal error" not in log
     assert b'"code": -32602' in done.stdout
+
+
+@pytest.mark.parametrize(
+    "body", [b"{not json", b'{"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover", "params": ' + b"[" * 20000 + b"]" * 20000 + b"}"],
+    ids=["not-json", "nested-20000-deep"],
+)
+def test_a_message_that_cannot_be_parsed_gets_a_parse_error_and_the_server_goes_on(tmp_path, body):
+    """JSON-RPC's answer to a body that does not parse: error -32700 with a null id (the id was never
+    read); one warning in the log, no traceback; the next request is answered."""
+
+    def frame(message: dict | bytes) -> bytes:
+        raw = message if isinstance(message, bytes) else json.dumps(message).encode()
+        return b"Content-Length: %d\r\n\r\n" % len(raw) + raw
+
+    messages = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}, "rootUri": tmp_path.as_uri()}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        body,
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "paperlens.server"], input=b"".join(frame(m) for m in messages), capture_output=True, timeout=60, cwd=tmp_path
+    )
+    answers = [json.loads(part.split(b"\r\n\r\n", 1)[1]) for part in done.stdout.split(b"Content-Length: ")[1:]]
+    parse_errors = [a for a in answers if "error" in a]
+    assert len(parse_errors) == 1 and parse_errors[0]["id"] is None and parse_errors[0]["error"]["code"] == -32700
+    assert {"jsonrpc": "2.0", "id": 2, "result": None} in answers and done.returncode == 0
+    log = done.stderr.decode()
+    assert log.count("a message that cannot be parsed") == 1 and "Traceback" not in log and "internal error" not in log
