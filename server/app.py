@@ -473,7 +473,9 @@ async def _analyse_later(ls: PaperlensServer, uri: str, delay: float) -> None:
     relative = ls.relative(uri)
     if relative is None or ls.facts is None or not ls.checks(relative):
         return
-    if len(document.source) > MAX_FILE_BYTES:  # as `check` does: no file this large is read
+    source = document.source
+    size = len(source) if source.isascii() else len(source.encode("utf-8", "surrogatepass"))
+    if size > MAX_FILE_BYTES:  # as `check` does (in bytes, as on disk): no file this large is read
         log.warning("%s: larger than %g MB; not checked", relative, MAX_FILE_BYTES / 1e6)
         return
     version = document.version

@@ -656,3 +656,21 @@ async def test_a_launcher_and_an_uncited_equation_show_in_the_editor_as_in_the_c
     [uncited] = [d for d in await _diagnostics(client, method.as_uri()) if d.code == "unimplemented"]
     assert "Eq. (3)" in uncited.message and uncited.severity == lsp.DiagnosticSeverity.Information
     assert method.read_text().splitlines()[uncited.range.start.line].strip() != ""
+
+
+async def test_a_file_past_the_size_cap_in_bytes_is_not_checked_and_the_server_goes_on(client: LanguageClient):
+    """The cap is in bytes, as on disk and in `check`: 1.05 million λ are 2.1 MB in UTF-8."""
+    from paperlens.pipeline.code import MAX_FILE_BYTES
+
+    text = "weight_decay = 5e-4\n# " + "λ" * (MAX_FILE_BYTES // 2 + 50_000) + "\n"
+    assert len(text) < MAX_FILE_BYTES < len(text.encode())
+    big = client.workspace_path / "big.py"
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=big.as_uri(), language_id="python", version=1, text=text))
+    )
+    async with asyncio.timeout(30):
+        while not any("big.py: larger than 2 MB; not checked" in m.message for m in client.log_messages):
+            await asyncio.sleep(0.05)
+    uri, _ = _open(client, "train.py")
+    assert any("weight_decay" in d.message for d in await _diagnostics(client, uri))
+    assert not client.diagnostics.get(big.as_uri())
