@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from lsprotocol import types as lsp
 from paperlens.pipeline.decisions import (
     DECISIONS_PATH,
+    MAX_DECISIONS_BYTES,
     ask,
     decisions_path,
     load_decisions,
@@ -19,6 +21,7 @@ from paperlens.pipeline.decisions import (
     save_decisions,
 )
 from paperlens.pipeline.errors import DecisionsError
+from paperlens.pipeline.files import UnreadableFile, read_regular_file
 from paperlens.pipeline.links import (
     function_defined_at,
     item_name,
@@ -56,15 +59,19 @@ action_offers: list[Callable[[PaperlensServer, str], Awaitable[list[lsp.CodeActi
 action_resolvers: dict[str, Callable[[PaperlensServer, lsp.CodeAction], Awaitable[lsp.CodeAction]]] = {}
 
 
-def _whole_file_edit(path: Path, text: str) -> lsp.WorkspaceEdit:
-    """Replace a file's text; create it first when it does not exist (only for a client that
-    creates files: see `creates_files`)."""
+def _decisions_edit(path: Path, text: str) -> lsp.WorkspaceEdit | None:
+    """Replace the decisions file's text; create it first when it does not exist (only for a client
+    that creates files: see `creates_files`). None when it can no longer be read (it became a folder
+    or a FIFO since it was loaded): no edit can replace it."""
     uri = path.as_uri()
-    if not path.exists():
+    if not os.path.lexists(path):
         # No `ignoreIfExists`: a client may then skip making the file and its folder (Neovim does).
         return lsp.WorkspaceEdit(document_changes=[lsp.CreateFile(uri=uri), _insert(uri, text)])
-    old = path.read_text(encoding="utf-8").split("\n")
-    whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=len(old), character=0))
+    try:
+        lines = read_regular_file(path, limit=MAX_DECISIONS_BYTES).count(b"\n") + 1
+    except UnreadableFile:
+        return None
+    whole = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=lines, character=0))
     return lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=whole, new_text=text)]})
 
 
@@ -96,9 +103,9 @@ def _decisions_action(ls: PaperlensServer, title: str, diagnostic: lsp.Diagnosti
     assert ls.root is not None
     action = lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic])
     path = decisions_path(ls.root)
-    if path.exists() or creates_files(ls):
-        action.edit = _whole_file_edit(path, render_decisions(changed))
-    else:
+    if os.path.lexists(path) or creates_files(ls):
+        action.edit = _decisions_edit(path, render_decisions(changed))
+    if action.edit is None:
         action.command = lsp.Command(title=title, command=RECORD_DECISION, arguments=[change])
     return action
 
@@ -240,7 +247,7 @@ async def resolve_code_action(ls: PaperlensServer, action: lsp.CodeAction) -> ls
     question, drafted_by = await asyncio.to_thread(lambda: draft_question(subject, llm_client(ls)))
     log.info("question drafted by %s", drafted_by)
     changed = ask(decisions, question, setting=subject.setting, component=subject.component)
-    action.edit = _whole_file_edit(decisions_path(ls.root), render_decisions(changed))
+    action.edit = _decisions_edit(decisions_path(ls.root), render_decisions(changed))
     return action
 
 
