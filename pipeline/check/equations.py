@@ -13,13 +13,20 @@ the function returns."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ...schemas import CodeIndex, CodeLocation, Equation, Evidence, Finding, Fix, FunctionSite, PaperSpec
+from ..algebra import SKETCH, sympy_algebra
+from ..code.formula import Computed, read_function
 from ..code.incremental import ModuleDefinitions, definitions_of
+from ..extract.formula import Formula, Unreadable, read_formula
+from ..extract.parts import framing_sections
+from .binding import linkable
 
 # An expectation or an explicit 1/N makes the equation an average.
 MEAN_MARKERS = ("\\mathbb{E}", "\\mathop{\\mathbb{E}}", "\\frac{1}{", "\\tfrac{1}{", "\\dfrac{1}{", "\\operatorname{mean}", "\\mathrm{mean}", "\\text{mean}")
@@ -258,6 +265,9 @@ def _compare(function: FunctionSite, equation: Equation, node: ast.AST, anchor_l
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
         documented is node or any(documented is r for r in _returns_of(node))
     ):  # the anchor documents what the function returns
+        decided = _formula_findings(function, equation, node, f"the anchor on line {anchor_line + 1}")
+        if decided is not None:
+            return decided  # the expressions decided; the term and sign counts below would only guess
         findings += [f for f in (_missing_term(function, equation, node), _missing_sign(function, equation, node)) if f]
     # A reduction is reported where the anchor points, and only when nothing in the whole
     # definition offsets it (a sum of means, a sum divided by N on the next line).
@@ -268,6 +278,123 @@ def _compare(function: FunctionSite, equation: Equation, node: ast.AST, anchor_l
     elif averages_in_paper and sums_here and not means and not divides:  # 1/N Σ is an average
         findings.append(_finding(function, equation, sums_here[0], summed=False))
     return findings
+
+
+@functools.lru_cache(maxsize=1024)
+def _formula(latex: str, sketch: bool = False) -> Formula | None:
+    """The equation read as SymPy (to compare), or as a sketch (to link: no SymPy)."""
+    try:
+        return read_formula(latex, SKETCH if sketch else sympy_algebra())
+    except Unreadable:
+        return None
+
+
+def _computed(node: ast.FunctionDef | ast.AsyncFunctionDef, sketch: bool = False) -> list[Computed] | None:
+    try:
+        return read_function(node, SKETCH if sketch else sympy_algebra())
+    except Unreadable:
+        return None
+
+
+def _formula_findings(function: FunctionSite, equation: Equation, node: ast.AST, linked_by: str) -> list[Finding] | None:
+    """What comparing the equation's expression with the function's says: None when undecided, no
+    finding when a path of the function computes the equation (the others are variants), else one
+    divergence naming the difference, at the `return` that makes it."""
+    decided = _decided(node, equation.latex or "")
+    if decided is None or not decided[0]:
+        return None if decided is None else []
+    _, line, code_value, paper_value, comparison = decided
+    location = CodeLocation(file=function.location.file, line=line, column=0, end_line=line, end_column=None)
+    bound = ", ".join(f"{p} → {c}" for p, c in sorted(comparison.binding.items()) if p != c) or "by their names"
+    return [
+        _divergence(
+            function, equation, "formula", location,
+            f"{function.qualname} differs from Eq. ({equation.number}): {comparison.detail}",
+            code_value, paper_value, f"linked by {linked_by}; symbols bound {bound}",
+        )
+    ]  # fmt: skip
+
+
+# What a function and an equation gave, by the function's tree (with its lines) and the equation:
+# the editor asks again after every edit of the file.
+_DECIDED: OrderedDict[tuple[str, str], tuple | None] = OrderedDict()
+
+
+def _decided(node: ast.AST, latex: str) -> tuple | None:
+    """A function against an equation: None when undecided, (False,) when a path of it computes the
+    equation (the others are variants), else (True, the differing return's line, code, paper, the
+    Comparison)."""
+    key = (ast.dump(node, include_attributes=True), latex)
+    if key in _DECIDED:
+        _DECIDED.move_to_end(key)
+        return _DECIDED[key]
+    _DECIDED[key] = decided = _decide(node, latex)
+    if len(_DECIDED) > _COMPARED_ENTRIES:
+        _DECIDED.popitem(last=False)
+    return decided
+
+
+def _decide(node: ast.AST, latex: str) -> tuple | None:
+    formula = _formula(latex)
+    computed = _computed(node) if formula is not None else None
+    if formula is None or computed is None:
+        return None
+    from .formulas import compare  # SymPy: imported once a pair is compared
+
+    comparisons = [(path, compare(formula, path)) for path in computed]
+    if any(c.outcome == "equivalent" for _, c in comparisons):
+        return (False,)
+    differing = [(path, c) for path, c in comparisons if c.outcome == "differs"]
+    if not differing:
+        return None
+    path, comparison = differing[0]
+    return True, path.line, str(path.expression), str(formula.expression), comparison
+
+
+def _inferred_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Mapping[str, str], anchored: set[tuple[str, str]]) -> list[Finding]:
+    """Functions no anchor ties to an equation, linked by what they compute: every name they use binds
+    to one of a method equation's symbols, and they apply the same operations (tanh, exp, ...; an
+    equation of bare arithmetic links nothing: too many functions would match it). Only a named
+    difference is reported."""
+    aside = framing_sections(spec) | {s.id for s in spec.sections if s.appendix}
+    formulas = [
+        (equation, sketch.expression)
+        for equation in spec.equations
+        if equation.number and equation.latex and equation.section_id not in aside
+        and (sketch := _formula(equation.latex, sketch=True)) is not None and sketch.expression.operations
+    ]  # fmt: skip
+    if not formulas:
+        return []
+    words = {operation for _, sketch in formulas for operation in sketch.operations}
+    findings: list[Finding] = []
+    for file in index.files:
+        if not file.file.endswith(".py"):
+            continue
+        try:
+            text = sources.get(file.file) or (root / file.file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not any(word in text for word in words):
+            continue
+        try:
+            tree = definitions_of(text, file.file)
+        except (SyntaxError, ValueError):
+            continue
+        for function in file.functions:
+            if function.kind != "function" or (file.file, function.qualname) in anchored:
+                continue
+            node = _definition(tree, function)
+            sketches = _computed(node, sketch=True) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            for equation, sketch in formulas:
+                if any(_may_compute(path.expression, sketch) for path in sketches or []):
+                    findings += _formula_findings(function, equation, node, "what it computes (no anchor)") or []
+    return findings
+
+
+def _may_compute(code: Any, paper: Any) -> bool:
+    """A function path may compute an equation when it applies the same operations to names that
+    all stand for the equation's symbols."""
+    return code.operations == paper.operations and linkable(set(paper.names), set(code.names))
 
 
 def equation_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Mapping[str, str] | None = None) -> list[Finding]:
@@ -296,4 +423,6 @@ def equation_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Ma
             node = _definition(tree, function)
             if node is not None:
                 findings += _compared(function, equation, node, anchor.location.line, lines)
+    anchored_functions = {(file.file, a.function) for file in index.files for a in file.anchors if a.target_kind in ("equation", "label")}
+    findings += _inferred_findings(root, spec, index, sources or {}, anchored_functions)
     return list({finding.id: finding for finding in findings}.values())  # several anchors, one finding

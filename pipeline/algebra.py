@@ -1,0 +1,88 @@
+"""The two ways the formula readers (extract/formula.py, code/formula.py) build what they read.
+
+`SKETCH` keeps only the names an expression uses and the operations it applies: what linking an
+equation to a function needs, at the cost of a few sets (no SymPy). `sympy_algebra()` builds SymPy
+expressions: what proving the two equal, or naming their difference, needs; SymPy is imported
+only then (it takes most of a second).
+
+Both know the same primitive operations; readers compose the rest from them (a sigmoid is
+1 / (1 + exp(-x)), a ReLU max(0, x)), so that both sides of a comparison spell one thing one way."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+PRIMITIVES = ("tanh", "exp", "log", "sin", "cos", "abs", "max", "min", "sqrt")
+
+
+class Sketch:
+    """Names and operations only; arithmetic merges them."""
+
+    __slots__ = ("names", "operations")
+
+    def __init__(self, names: frozenset[str] = frozenset(), operations: frozenset[str] = frozenset()) -> None:
+        self.names, self.operations = names, operations
+
+    def _merge(self, other: Any) -> Sketch:
+        if not isinstance(other, Sketch):
+            return self
+        return Sketch(self.names | other.names, self.operations | other.operations)
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _merge
+    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = _merge
+
+    def __neg__(self) -> Sketch:
+        return self
+
+    __pos__ = __neg__
+
+
+class _SketchAlgebra:
+    def number(self, text: str) -> Sketch:
+        return Sketch()
+
+    def symbol(self, name: str) -> Sketch:
+        return Sketch(frozenset({name}))
+
+    def apply(self, operation: str, *arguments: Sketch) -> Sketch:
+        merged = Sketch()
+        for argument in arguments:
+            merged = merged._merge(argument)
+        # A square root is a power to SymPy, not an operation: leave it out, as `operations` does.
+        return merged if operation == "sqrt" else Sketch(merged.names, merged.operations | {operation})
+
+
+class _SympyAlgebra:
+    def __init__(self) -> None:
+        import sympy
+
+        self.sympy = sympy
+        self.operations = {
+            "tanh": sympy.tanh, "exp": sympy.exp, "log": sympy.log, "sin": sympy.sin, "cos": sympy.cos,
+            "abs": sympy.Abs, "max": sympy.Max, "min": sympy.Min, "sqrt": sympy.sqrt,
+        }  # fmt: skip
+
+    def number(self, text: str) -> Any:
+        return self.sympy.Rational(text) if any(c in text for c in ".eE") else self.sympy.Integer(text)
+
+    def symbol(self, name: str) -> Any:
+        return self.sympy.Symbol(name, real=True)
+
+    def apply(self, operation: str, *arguments: Any) -> Any:
+        return self.operations[operation](*arguments)
+
+
+SKETCH = _SketchAlgebra()
+
+
+@functools.cache
+def sympy_algebra() -> _SympyAlgebra:
+    return _SympyAlgebra()
+
+
+def operations(expression: Any) -> frozenset[str]:
+    """The primitive operations a SymPy expression applies, by the names the algebras use."""
+    import sympy
+
+    return frozenset(type(f).__name__.lower() for f in expression.atoms(sympy.Function, sympy.Max, sympy.Min))

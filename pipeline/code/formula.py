@@ -1,0 +1,192 @@
+"""What a Python function computes, as SymPy expressions: one per path to a `return`, read from its
+AST by inlining its assignments. No user code runs.
+
+Names are symbols: a parameter by its name, `self.alpha` by its attribute (`alpha`), a module
+constant by its name. Arithmetic maps as written (`@` is refused: a matrix product is not a
+product of numbers); torch/numpy/jax element-wise calls map to SymPy's (`torch.tanh(x)`,
+`np.exp`, `x.pow(2)`, `F.relu`, `x.clamp(min=0)`, `torch.sigmoid`, `F.logsigmoid`, `sqrt`,
+`abs`, `maximum`/`minimum`); indexing that only reshapes (`w[:, None, None]`, `x[..., None]`) is
+the value itself. Anything else (a reduction, a loop, an unknown call) makes the reading
+Unreadable: half a function is not compared. An `if` gives one expression per branch."""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ..algebra import SKETCH
+from ..extract.formula import Unreadable
+
+MAX_PATHS = 8  # branches read per function; past this it is left undecided
+MAX_CODE_FORMULA_DEPTH = 60
+
+# Element-wise calls, by the primitive operations of pipeline/algebra.py they are made of.
+_UNARY = {
+    "tanh": lambda a, x: a.apply("tanh", x), "exp": lambda a, x: a.apply("exp", x), "log": lambda a, x: a.apply("log", x),
+    "sqrt": lambda a, x: a.apply("sqrt", x), "abs": lambda a, x: a.apply("abs", x), "absolute": lambda a, x: a.apply("abs", x),
+    "sin": lambda a, x: a.apply("sin", x), "cos": lambda a, x: a.apply("cos", x),
+    "sigmoid": lambda a, x: 1 / (1 + a.apply("exp", -x)), "relu": lambda a, x: a.apply("max", 0, x),
+    "logsigmoid": lambda a, x: -a.apply("log", 1 + a.apply("exp", -x)), "rsqrt": lambda a, x: 1 / a.apply("sqrt", x),
+    "square": lambda a, x: x**2, "log1p": lambda a, x: a.apply("log", 1 + x), "expm1": lambda a, x: a.apply("exp", x) - 1,
+    "neg": lambda a, x: -x, "negative": lambda a, x: -x,
+}  # fmt: skip
+_BINARY = {
+    "maximum": lambda a, x, y: a.apply("max", x, y), "minimum": lambda a, x, y: a.apply("min", x, y),
+    "max": lambda a, x, y: a.apply("max", x, y), "min": lambda a, x, y: a.apply("min", x, y),
+    "pow": lambda a, x, y: x**y, "power": lambda a, x, y: x**y,
+}  # fmt: skip
+_SAME_VALUE = {"float", "double", "half", "to", "type_as", "contiguous", "view_as", "clone", "detach"}
+_MODULES = {"torch", "np", "numpy", "jnp", "jax", "F", "nn", "math", "functional", "tf", "special"}
+
+
+@dataclass(frozen=True, slots=True)
+class Computed:
+    expression: Any  # built by the algebra the reader was given
+    line: int  # 0-based line of the `return`
+
+
+def read_function(node: ast.FunctionDef | ast.AsyncFunctionDef, algebra: Any = SKETCH) -> list[Computed]:
+    """One Computed per path to a return, built by `algebra` (pipeline/algebra.py); Unreadable saying
+    why it cannot be read."""
+    parameters = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs) if a.arg not in ("self", "cls")]
+    env = {name: algebra.symbol(name) for name in parameters}
+    paths: list[Computed] = []
+    _Reader(paths, algebra).block(node.body, env)
+    if not paths:
+        raise Unreadable("no value returned")
+    return paths
+
+
+class _Reader:
+    def __init__(self, paths: list[Computed], algebra: Any) -> None:
+        self.paths = paths
+        self.algebra = algebra
+        self.depth = 0
+
+    def block(self, statements: list[ast.stmt], env: dict[str, Any]) -> bool:
+        """Read statements in order; True when every path through them returned."""
+        for position, statement in enumerate(statements):
+            kind = type(statement)
+            if kind is ast.Expr and isinstance(statement.value, ast.Constant):
+                continue  # a docstring
+            if kind is ast.Return:
+                if statement.value is None:
+                    raise Unreadable("returns nothing")
+                self.paths.append(Computed(self.value(statement.value, env), statement.lineno - 1))
+                return True
+            if kind is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name:
+                env[statement.targets[0].id] = self.value(statement.value, env)
+            elif kind is ast.AnnAssign and type(statement.target) is ast.Name and statement.value is not None:
+                env[statement.target.id] = self.value(statement.value, env)
+            elif kind is ast.AugAssign and type(statement.target) is ast.Name and statement.target.id in env:
+                env[statement.target.id] = self._binary(statement.op, env[statement.target.id], self.value(statement.value, env))
+            elif kind is ast.If:
+                rest = statements[position + 1 :]
+                for branch in (statement.body, statement.orelse):
+                    branch_env = dict(env)
+                    if not self.block(branch, branch_env):
+                        self.block(rest, branch_env)
+                    if len(self.paths) > MAX_PATHS:
+                        raise Unreadable(f"more than {MAX_PATHS} paths")
+                return True
+            elif kind in (ast.Pass, ast.Assert):
+                continue
+            else:
+                raise Unreadable(f"a {kind.__name__} statement")
+        return False
+
+    def value(self, node: ast.expr, env: dict[str, Any]) -> Any:
+        self.depth += 1
+        if self.depth > MAX_CODE_FORMULA_DEPTH:
+            raise Unreadable(f"nested more than {MAX_CODE_FORMULA_DEPTH} levels")
+        try:
+            return self._value(node, env)
+        finally:
+            self.depth -= 1
+
+    def _value(self, node: ast.expr, env: dict[str, Any]) -> Any:
+        kind = type(node)
+        if kind is ast.Constant and type(node.value) in (int, float):
+            if not math.isfinite(node.value):
+                raise Unreadable(f"the constant {node.value!r}")
+            return self.algebra.number(repr(node.value))
+        if kind is ast.Name:
+            return env[node.id] if node.id in env else self.algebra.symbol(node.id)
+        if kind is ast.Attribute and type(node.value) is ast.Name and node.value.id in ("self", "cls"):
+            return self.algebra.symbol(node.attr)
+        if kind is ast.UnaryOp and type(node.op) in (ast.USub, ast.UAdd):
+            operand = self.value(node.operand, env)
+            return -operand if type(node.op) is ast.USub else operand
+        if kind is ast.BinOp:
+            return self._binary(node.op, self.value(node.left, env), self.value(node.right, env))
+        if kind is ast.Subscript and _only_reshapes(node.slice):
+            return self.value(node.value, env)
+        if kind is ast.Call:
+            return self._call(node, env)
+        raise Unreadable(f"cannot read {ast.unparse(node)[:40]!r}")
+
+    def _binary(self, operator: ast.operator, left: Any, right: Any) -> Any:
+        kind = type(operator)
+        if kind is ast.Add:
+            return left + right
+        if kind is ast.Sub:
+            return left - right
+        if kind is ast.Mult:
+            return left * right
+        if kind is ast.Div:
+            return left / right
+        if kind is ast.Pow:
+            return left**right
+        raise Unreadable(f"the operator {kind.__name__}")
+
+    def _call(self, node: ast.Call, env: dict[str, Any]) -> Any:
+        function = node.func
+        if type(function) is ast.Attribute:
+            name = function.attr
+            owner = function.value
+            module_call = type(owner) is ast.Name and owner.id in _MODULES or type(owner) is ast.Attribute and _root(owner) in _MODULES
+            arguments = list(node.args) if module_call else [owner, *node.args]
+        elif type(function) is ast.Name:
+            name, arguments = function.id, list(node.args)
+        else:
+            raise Unreadable("a call of a computed function")
+        keywords = {k.arg: k.value for k in node.keywords if k.arg is not None}
+        if name in _SAME_VALUE and arguments:
+            return self.value(arguments[0], env)
+        if name in ("clamp", "clip", "clamp_min") and arguments:
+            low = keywords.get("min") or (arguments[1] if len(arguments) > 1 else None)
+            high = keywords.get("max") or (arguments[2] if len(arguments) > 2 else None)
+            result = self.value(arguments[0], env)
+            if name == "clamp_min" and len(arguments) > 1:
+                low = arguments[1]
+            if low is not None:
+                result = self.algebra.apply("max", result, self.value(low, env))
+            if high is not None:
+                result = self.algebra.apply("min", result, self.value(high, env))
+            return result
+        values = [self.value(a, env) for a in arguments]
+        if set(keywords) - {"inplace", "out"}:
+            raise Unreadable(f"{name} with {', '.join(sorted(keywords))}")
+        if name in _UNARY and len(values) == 1:
+            return _UNARY[name](self.algebra, values[0])
+        if name in _BINARY and len(values) == 2:
+            return _BINARY[name](self.algebra, values[0], values[1])
+        raise Unreadable(f"the call {name}")
+
+
+def _root(node: ast.expr) -> str | None:
+    while type(node) is ast.Attribute:
+        node = node.value
+    return node.id if type(node) is ast.Name else None
+
+
+def _only_reshapes(index: ast.expr) -> bool:
+    """`w[:, None, None]`, `x[..., None]`: every item a full slice, `None` or `...`."""
+    items = index.elts if type(index) is ast.Tuple else [index]
+    return all(
+        (type(item) is ast.Slice and item.lower is None and item.upper is None and item.step is None)
+        or (type(item) is ast.Constant and (item.value is None or item.value is Ellipsis))
+        for item in items
+    )

@@ -1,0 +1,258 @@
+"""An equation's right-hand side as a SymPy expression, read from its LaTeX with ML notation.
+
+Off-the-shelf LaTeX parsers read few real equations and apply school conventions (γ as Euler's
+constant, case folded: ../shared/recipes/latex-to-sympy.md). This reader is small and explicit:
+symbols keep their case, Greek names, decorations and subscripts (`\\hat{x}_t` → `x_hat_t`); fonts
+(`\\mathbf`, `\\boldsymbol`) are dropped; juxtaposition multiplies; `\\frac`, powers, roots,
+`\\cdot`/`\\times`/`\\odot` (element-wise: a product here), `\\tanh`/`\\exp`/`\\log`/`\\sigma(·)`
+(the sigmoid, as ML papers write it)/`\\max(0, ·)`/`\\min`/absolute values. What it cannot read
+(sums and means over an index, norms, expectations, matrices, operator names it does not know)
+makes the whole reading None: a comparison on half an equation would be wrong, so it is not made.
+Nesting is bounded by an explicit count (MAX_FORMULA_DEPTH), never by Python's recursion limit."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..algebra import SKETCH
+
+MAX_FORMULA_DEPTH = 60
+MAX_FORMULA_CHARS = 2_000  # a longer right-hand side is a derivation, not a formula to compare
+
+_TOKEN_RE = re.compile(r"\\[A-Za-z]+|\\.|\d+(?:\.\d+)?|[A-Za-z]|\S")
+_DEFINING_RE = re.compile(r":=|\\triangleq|\\coloneqq|\\equiv|(?<![<>!])=")
+_IGNORED = {
+    "\\left", "\\right", "\\big", "\\Big", "\\bigg", "\\Bigg", "\\bigl", "\\bigr", "\\Bigl", "\\Bigr",
+    "\\,", "\\;", "\\:", "\\!", "\\quad", "\\qquad", "\\displaystyle", "\\textstyle", "\\nonumber", "\\notag", "&", "\\ ",
+}  # fmt: skip
+_FONTS = {"\\mathbf", "\\boldsymbol", "\\bm", "\\mathit", "\\mathsf", "\\mathnormal", "\\pmb", "\\vec", "\\mathcal", "\\mathscr"}
+_NAMES = {"\\mathrm", "\\text", "\\textrm", "\\operatorname"}  # a name, or an operator when applied
+_DECORATIONS = {"\\hat": "hat", "\\widehat": "hat", "\\bar": "bar", "\\overline": "bar", "\\tilde": "tilde", "\\widetilde": "tilde", "\\dot": "dot"}
+_GREEK = {
+    "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta", "iota", "kappa",
+    "lambda", "mu", "nu", "xi", "pi", "rho", "varrho", "sigma", "tau", "upsilon", "phi", "varphi", "chi", "psi", "omega",
+    "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Upsilon", "Phi", "Psi", "Omega",
+}  # fmt: skip
+_FUNCTIONS = {"\\tanh": "tanh", "\\exp": "exp", "\\log": "log", "\\ln": "log", "\\sin": "sin", "\\cos": "cos"}
+_PRODUCTS = {"\\cdot", "\\times", "\\odot", "*"}
+
+
+class Unreadable(ValueError):
+    """What the reader does not know: the equation is left undecided, with this as the reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class Formula:
+    defined: str  # the left-hand side as written ("" when the equation has no defining sign)
+    expression: Any  # built by the algebra the reader was given
+
+
+def read_formula(latex: str, algebra: Any = SKETCH) -> Formula:
+    """The equation's right-hand side (its last, when it is a chain `a = b = c`) as an expression of
+    `algebra` (pipeline/algebra.py); Unreadable saying why not."""
+    text = latex.strip().rstrip(".,;").strip()
+    signs = [m for m in _DEFINING_RE.finditer(text) if _top_level(text, m.start())]
+    if len(signs) > 2:
+        raise Unreadable("several equations in one")
+    defined = text[: signs[0].start()].strip() if signs else ""
+    right = text[signs[-1].end() :] if signs else text
+    if len(right) > MAX_FORMULA_CHARS:
+        raise Unreadable("too long to compare")
+    tokens = [t for t in _TOKEN_RE.findall(right) if t not in _IGNORED]
+    parser = _Parser(tokens, algebra)
+    expression = parser.expression()
+    if parser.position != len(tokens):
+        raise Unreadable(f"cannot read {''.join(tokens[parser.position:parser.position + 4])!r}")
+    return Formula(defined, expression)
+
+
+def _top_level(text: str, position: int) -> bool:
+    depth = 0
+    for char in text[:position]:
+        depth += 1 if char in "{([" else -1 if char in "})]" else 0
+    return depth == 0
+
+
+class _Parser:
+    def __init__(self, tokens: list[str], algebra: Any) -> None:
+        self.tokens = tokens
+        self.algebra = algebra
+        self.position = 0
+        self.depth = 0
+
+    # -- tokens
+    def peek(self) -> str | None:
+        return self.tokens[self.position] if self.position < len(self.tokens) else None
+
+    def take(self, expected: str | None = None) -> str:
+        token = self.peek()
+        if token is None or (expected is not None and token != expected):
+            raise Unreadable(f"expected {expected or 'more'}")
+        self.position += 1
+        return token
+
+    def deeper(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_FORMULA_DEPTH:
+            raise Unreadable(f"nested more than {MAX_FORMULA_DEPTH} levels")
+
+    # -- grammar
+    def expression(self) -> Any:
+        self.deeper()
+        sign = -1 if self.peek() == "-" else 1
+        if self.peek() in ("-", "+"):
+            self.take()
+        total = sign * self.term()
+        while self.peek() in ("+", "-"):
+            sign = -1 if self.take() == "-" else 1
+            total = total + sign * self.term()
+        self.depth -= 1
+        return total
+
+    def term(self) -> Any:
+        product = self.power()
+        while (token := self.peek()) is not None and token not in ("+", "-", ")", "]", "}", ",", "\\right", "|"):
+            if token in _PRODUCTS:
+                self.take()
+                product = product * self.power()
+            elif token == "/":
+                self.take()
+                product = product / self.power()
+            else:
+                product = product * self.power()  # juxtaposition
+        return product
+
+    def power(self) -> Any:
+        if self.peek() == "-":  # `a \cdot -b`
+            self.take()
+            return -self.power()
+        base = self.atom()
+        if self.peek() == "^":
+            self.take()
+            base = base ** self.argument()
+        return base
+
+    def argument(self) -> Any:
+        """A script or a command's argument: a braced group or a single token."""
+        if self.peek() == "{":
+            return self.group()
+        return self.atom()
+
+    def group(self) -> Any:
+        self.take("{")
+        inner = self.expression()
+        self.take("}")
+        return inner
+
+    def atom(self) -> Any:
+        self.deeper()
+        token = self.take()
+        result = self._atom(token)
+        self.depth -= 1
+        return result
+
+    def _atom(self, token: str) -> Any:
+        if token[0].isdigit():
+            return self.algebra.number(token)
+        if token == "{":
+            self.position -= 1
+            return self.group()
+        if token in ("(", "["):
+            inner = self.expression()
+            self.take(")" if token == "(" else "]")
+            return inner
+        if token == "|":
+            inner = self.expression()
+            self.take("|")
+            return self.algebra.apply("abs", inner)
+        if token == "\\frac" or token == "\\tfrac" or token == "\\dfrac":
+            numerator = self.argument()
+            return numerator / self.argument()
+        if token == "\\sqrt":
+            if self.peek() == "[":
+                self.take()
+                order = self.expression()
+                self.take("]")
+                return self.argument() ** (1 / order)
+            return self.algebra.apply("sqrt", self.argument())
+        if token in _FUNCTIONS:
+            return self.algebra.apply(_FUNCTIONS[token], self._call_argument())
+        if token == "\\sigma" and self.peek() == "(":
+            return 1 / (1 + self.algebra.apply("exp", -self._call_argument()))
+        if token in ("\\max", "\\min"):
+            self.take("(")
+            first = self.expression()
+            self.take(",")
+            second = self.expression()
+            self.take(")")
+            return self.algebra.apply(token[1:], first, second)
+        if token in _FONTS:
+            return self._symbol(self._name_in_group(), "")
+        if token in _NAMES:
+            name = self._name_in_group()
+            if self.peek() == "(":
+                raise Unreadable(f"the operator {name}")
+            return self._symbol(name, "")
+        if token in _DECORATIONS:
+            return self._symbol(self._name_in_group(), "_" + _DECORATIONS[token])
+        if token.startswith("\\") and token[1:] in _GREEK:
+            return self._symbol(token[1:], "")
+        if len(token) == 1 and token.isalpha():
+            return self._symbol(token, "")
+        raise Unreadable(f"cannot read {token!r}")
+
+    def _call_argument(self) -> Any:
+        if self.peek() == "(":
+            self.take()
+            inner = self.expression()
+            self.take(")")
+            return inner
+        return self.argument()  # `\exp x`, `\log{x}`
+
+    def _name_in_group(self) -> str:
+        """The name inside `\\mathbf{W}` or `\\hat{x}` (one letter or Greek letter, maybe itself decorated)."""
+        if self.peek() != "{":
+            token = self.take()
+            return token[1:] if token.startswith("\\") else token
+        self.take("{")
+        parts = []
+        while (token := self.take()) != "}":
+            if token in _FONTS or token in _NAMES:
+                continue
+            if token.startswith("\\") and token[1:] not in _GREEK:
+                raise Unreadable(f"cannot read {token!r} in a name")
+            parts.append(token.lstrip("\\") if token not in "{}" else "")
+        if not parts or not all(p.isalnum() for p in parts):
+            raise Unreadable("a name that is not one symbol")
+        return "".join(parts)
+
+    def _symbol(self, name: str, decoration: str) -> Any:
+        name += decoration
+        if self.peek() == "_":
+            self.take()
+            name += "_" + self._subscript()
+        if self.peek() == "'":
+            self.take()
+            name += "_prime"
+        return self.algebra.symbol(name)
+
+    def _subscript(self) -> str:
+        """A subscript as part of the symbol's name: `x_t`, `W_{Q}`, `\\beta_1` (an index expression
+        like `t-1` stays as written)."""
+        if self.peek() != "{":
+            token = self.take()
+            return token.lstrip("\\")
+        self.take("{")
+        parts = []
+        depth = 1
+        while True:
+            token = self.take()
+            depth += 1 if token == "{" else -1 if token == "}" else 0
+            if depth == 0:
+                break
+            if token in _FONTS or token in _NAMES or token in ("{", "}"):
+                continue
+            parts.append(token.lstrip("\\"))
+        return "".join(parts)

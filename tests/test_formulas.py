@@ -1,0 +1,197 @@
+"""Equations read into expressions, functions read into expressions, and the two compared (issue 16):
+equivalence shown, each kind of difference named, and what cannot be decided left silent."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from paperlens.pipeline.algebra import SKETCH, sympy_algebra
+from paperlens.pipeline.check.binding import bind, linkable
+from paperlens.pipeline.check.formulas import compare
+from paperlens.pipeline.code.formula import read_function
+from paperlens.pipeline.extract.formula import MAX_FORMULA_DEPTH, Unreadable, read_formula
+
+ALGEBRA = sympy_algebra()
+
+
+def _function(code: str):
+    return ast.parse(textwrap.dedent(code)).body[0]
+
+
+def _compared(latex: str, code: str):
+    formula = read_formula(latex, ALGEBRA)
+    return [compare(formula, computed) for computed in read_function(_function(code), ALGEBRA)]
+
+
+@pytest.mark.parametrize(
+    "latex, expected",
+    [
+        (r"\mathrm{DyT}(\boldsymbol{x}) = \boldsymbol{\gamma} * \tanh(\alpha \boldsymbol{x}) + \boldsymbol{\beta}", "beta + gamma*tanh(alpha*x)"),
+        (r"w(m) = \frac{m^{1/\tau}}{m^{1/\tau}+(1-m)^{1/\tau}}", "m**(1/tau)/(m**(1/tau) + (1 - m)**(1/tau))"),
+        (r"\mathcal{L} = \mathcal{L}_{\text{mix}} + \lambda \mathcal{L}_{cons}", "L_cons*lambda + L_mix"),
+        (r"\hat{x}_t = \frac{x_t - \mu}{\sqrt{\sigma^2 + \epsilon}}", "(-mu + x_t)/sqrt(epsilon + sigma**2)"),
+        (r"h = \max(0, \mathbf{W}_Q x + b) \cdot s", "s*Max(0, W_Q*x + b)"),
+        (r"y = \sigma(z)", "1/(1 + exp(-z))"),
+    ],
+)
+def test_equations_are_read_with_ml_notation(latex, expected):
+    assert str(read_formula(latex, ALGEBRA).expression) == expected
+
+
+@pytest.mark.parametrize(
+    "latex, reason",
+    [
+        (r"L = \sum_i x_i", "\\sum"),
+        (r"y = \mathrm{LN}(x)", "the operator LN"),
+        (r"y = " + "(" * (MAX_FORMULA_DEPTH + 5) + "x" + ")" * (MAX_FORMULA_DEPTH + 5), "nested more than"),
+        (r"a = b, \quad c = d = e", "several equations"),
+    ],
+)
+def test_what_the_reader_does_not_know_is_unreadable_with_the_reason(latex, reason):
+    with pytest.raises(Unreadable, match=reason.replace("\\", "\\\\")):
+        read_formula(latex)
+
+
+def test_each_branch_of_a_function_is_one_expression_and_reshaping_is_the_value():
+    paths = read_function(_function("""
+        def forward(self, x):
+            x = torch.tanh(self.alpha * x)
+            if self.channels_last:
+                x = x * self.weight + self.bias
+            else:
+                x = x * self.weight[:, None, None] + self.bias[:, None, None]
+            return x
+    """), ALGEBRA)
+    assert [str(p.expression) for p in paths] == ["bias + weight*tanh(alpha*x)"] * 2 and paths[0].line == 7
+
+
+@pytest.mark.parametrize(
+    "code, reason",
+    [
+        ("def f(x):\n    for i in range(3):\n        x = x + i\n    return x\n", "For"),
+        ("def f(x, w):\n    return x @ w\n", "MatMult"),
+        ("def f(x):\n    return x.sum(dim=1)\n", "sum with dim"),
+        ("def f(x):\n    return mystery(x)\n", "the call mystery"),
+    ],
+)
+def test_code_it_cannot_read_is_unreadable(code, reason):
+    with pytest.raises(Unreadable, match=reason):
+        read_function(_function(code))
+
+
+LOSS = r"\mathcal{L} = \mathcal{L}_{mix} + \lambda \mathcal{L}_{cons}"
+
+
+@pytest.mark.parametrize(
+    "code, outcome, detail",
+    [
+        ("def f(l_mix, l_cons, lam):\n    loss = l_mix\n    loss += lam * l_cons\n    return loss\n", "equivalent", "shown symbolically"),
+        ("def f(l_mix, l_cons, lam):\n    return -(l_mix + lam * l_cons)\n", "differs", "the sign is flipped"),
+        ("def f(l_mix, l_cons, lmbda):\n    return 0.5 * (l_mix + lmbda * l_cons)\n", "differs", "the paper's × 1/2"),
+        ("def f(l_mix, l_cons, lam):\n    return l_mix + lam * l_cons + l_cons\n", "differs", "a term is added: l_cons"),
+        ("def f(l_mix, l_cons, lam):\n    return l_mix\n", "differs", "a term is left out: the paper's L_cons*lambda"),
+        ("def f(l_mix, l_cons, lam, eps):\n    return l_mix + lam * l_cons + eps\n", "undecided", "the code uses eps"),
+        ("def f(l_mix, l_cons, lam):\n    return l_mix * lam + l_cons ** 2\n", "undecided", "not named"),
+    ],
+    ids=["equivalent", "sign", "factor", "extra-term", "missing-term", "unbound", "unnamed"],
+)
+def test_a_loss_compared_with_code_names_the_difference_or_stays_undecided(code, outcome, detail):
+    [comparison] = _compared(LOSS, code)
+    assert comparison.outcome == outcome and detail in comparison.detail, comparison
+
+
+def test_dyt_without_its_shift_is_a_term_left_out_and_with_it_equivalent():
+    """DyT's paper: γ * tanh(αx) + β; its LLaMA code returns weight * tanh(alpha * x)."""
+    latex = r"\mathrm{DyT}(\boldsymbol{x}) = \boldsymbol{\gamma} * \tanh(\alpha \boldsymbol{x}) + \boldsymbol{\beta}"
+    [without] = _compared(latex, "def forward(self, x):\n    return self.weight * torch.tanh(self.alpha * x)\n")
+    assert without.outcome == "differs" and without.detail == "a term is left out: the paper's beta"
+    [whole] = _compared(latex, "def forward(self, x):\n    return self.weight * torch.tanh(self.alpha * x) + self.bias\n")
+    assert whole.outcome == "equivalent" and whole.binding == {"alpha": "alpha", "beta": "bias", "gamma": "weight", "x": "x"}
+    [plain] = _compared(latex, "def forward(self, x):\n    return torch.tanh(self.alpha * x)\n")
+    assert plain.outcome == "undecided"  # no scale either: another variant, not one term left out
+
+
+def test_numpy_and_torch_spellings_are_the_same_operations():
+    latex = r"y = \max(0, x) + \sigma(x) + \sqrt{x} + x^2"
+    for code in (
+        "def f(x):\n    return np.maximum(0, x) + 1 / (1 + np.exp(-x)) + np.sqrt(x) + np.square(x)\n",
+        "def f(x):\n    return torch.relu(x) + torch.sigmoid(x) + x.sqrt() + x.pow(2)\n",
+        "def f(x):\n    return x.clamp(min=0) + F.sigmoid(x) + x ** 0.5 + x * x\n",
+    ):
+        [comparison] = _compared(latex, code)
+        assert comparison.outcome == "equivalent", (code, comparison)
+
+
+def test_binding_follows_code_spellings_and_refuses_ambiguity():
+    assert bind({"lambda_q", "beta_1", "x_hat", "W_Q"}, {"lam_q", "beta1", "x_hat", "w_q"}) == {
+        "W_Q": "w_q", "beta_1": "beta1", "lambda_q": "lam_q", "x_hat": "x_hat",
+    }  # fmt: skip
+    assert "more than one" in bind({"w"}, {"w", "W"})
+    assert "no name" in bind({"tau"}, {"temperature"})
+
+
+def test_a_sketch_links_without_sympy_what_sympy_then_compares():
+    """The sketch keeps names and operations (a sigmoid is its exp; a root is no operation), so a
+    function that may compute an equation is found before SymPy is needed."""
+    paper = read_formula(r"y = \gamma \tanh(\alpha x) + \beta + \sigma(x) + \sqrt{x}", SKETCH).expression
+    assert paper.names == {"gamma", "alpha", "x", "beta"} and paper.operations == {"tanh", "exp"}
+    [code] = read_function(_function("def f(self, x):\n    return self.weight * torch.tanh(self.alpha * x) + torch.sigmoid(x) + x.sqrt()\n"))
+    assert code.expression.names == {"weight", "alpha", "x"} and code.expression.operations == {"tanh", "exp"}
+    assert linkable(set(paper.names), set(code.expression.names))  # β left out: still a candidate
+    assert not linkable({"alpha", "x"}, {"alpha", "x", "temperature"})  # a name the equation lacks
+    assert not linkable({"x", "y"}, {"x"})  # one name links nothing
+
+
+PAPER = r"""\documentclass{article}
+\begin{document}
+\section{Method}
+We replace every normalization layer with DyT:
+\begin{equation}\label{eq:dyt}
+\mathrm{DyT}(\boldsymbol{x}) = \boldsymbol{\gamma} * \tanh(\alpha \boldsymbol{x}) + \boldsymbol{\beta}
+\end{equation}
+\end{document}
+"""
+
+
+def test_check_reports_a_linked_function_that_leaves_a_term_out_and_is_silent_on_one_that_matches(tmp_path):
+    """Through `paperlens check`: no anchor needed; the finding names the difference and cites Eq. (1)."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "main.tex").write_text(PAPER)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "pyproject.toml").write_text('[tool.paperlens]\npaper = "../paper"\n')
+    (workspace / "norms.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class DynamicTanh(nn.Module):
+            def forward(self, x):
+                return self.weight * torch.tanh(self.alpha * x) + self.bias
+
+
+        class LayerNormParameterized(nn.Module):
+            def forward(self, x):
+                return self.weight * torch.tanh(self.alpha * x)
+
+
+        def squash(x, alpha):
+            return torch.tanh(alpha * x)
+    """))
+    done = subprocess.run(
+        [sys.executable, "-m", "paperlens.pipeline.cli", "check", str(workspace), "--format", "json", "--fail-on", "never"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    formula = [f for f in json.loads(done.stdout)["findings"] if f["setting"] == "formula"]
+    assert [(f["code"]["line"], f["message"]) for f in formula] == [
+        (12, "LayerNormParameterized.forward differs from Eq. (1): a term is left out: the paper's beta")
+    ]
+    assert formula[0]["paper"][0]["location"]["line"] == 4 and "gamma → weight" in formula[0]["confidence_note"]
