@@ -1,0 +1,160 @@
+"""Equations against the code that implements them (issue 16), on the official code of real papers.
+
+For every paper in ../shared/data/repos that has `.researchcodebench/` regions (each file the
+authors' code of one part of the paper), every function of those files is linked to the paper's
+method equations the way `paperlens check` links them (an equation's operations applied to names
+that all stand for its symbols), and each linked pair compared. The authors' code is the paper's
+own: any "differs" on it is a false alarm unless a label says otherwise. Then each function of a
+pair shown equivalent is mutated (its returned expression negated, scaled by 1/2, a term dropped,
+an exponent changed) and compared again: a mutant is caught when the comparison says "differs"
+with the right difference named.
+
+Usage: python bench/equations.py [--data ../shared/data] [--verbose]
+Reports: readable equations and functions, linked pairs, outcomes on the originals (the "differs"
+listed), and mutants caught by kind; plus the time per compared pair."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import machine  # bench/machine.py
+
+from paperlens.pipeline.algebra import SKETCH, sympy_algebra
+from paperlens.pipeline.check.binding import linkable
+from paperlens.pipeline.check.formulas import compare
+from paperlens.pipeline.code.formula import read_function
+from paperlens.pipeline.extract.formula import Unreadable, read_formula
+from paperlens.pipeline.extract.parts import framing_sections
+from paperlens.pipeline.ingest import read_paper
+
+REPO = Path(__file__).resolve().parents[1]
+MUTATIONS = {
+    "sign": ("the sign is flipped", lambda value: ast.UnaryOp(op=ast.USub(), operand=value)),
+    "factor": ("× 1/2", lambda value: ast.BinOp(left=ast.Constant(0.5), op=ast.Mult(), right=value)),
+    "drop a term": ("a term is left out", None),
+    "exponent": ("", None),
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args()
+    print(f"machine: {machine()}")
+    algebra = sympy_algebra()
+    totals: Counter = Counter()
+    caught: Counter = Counter()
+    tried: Counter = Counter()
+    differs_on_originals: list[str] = []
+    seconds: list[float] = []
+    for regions in sorted(args.data.glob("repos/*/.researchcodebench")):
+        paper_id = regions.parent.name
+        paper = args.data / "papers-latex" / paper_id
+        if not paper.is_dir():
+            continue
+        spec = read_paper(paper)
+        aside = framing_sections(spec) | {s.id for s in spec.sections if s.appendix}
+        equations = []
+        for equation in spec.equations:
+            if not (equation.number and equation.latex and equation.section_id not in aside):
+                continue
+            totals["method equations"] += 1
+            try:
+                equations.append((equation, read_formula(equation.latex, SKETCH), read_formula(equation.latex, algebra)))
+            except Unreadable:
+                continue
+        totals["equations read"] += len(equations)
+        for file in sorted(regions.glob("*.py")):
+            if file.name.endswith("_test.py"):
+                continue
+            try:
+                tree = ast.parse(file.read_text(encoding="utf-8"))
+            except (SyntaxError, UnicodeDecodeError):
+                continue
+            for node in ast.walk(tree):
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                totals["functions"] += 1
+                try:
+                    sketches = read_function(node, SKETCH)
+                except Unreadable:
+                    continue
+                totals["functions read"] += 1
+                for equation, sketch, formula in equations:
+                    if not any(p.expression.operations == sketch.expression.operations and linkable(set(sketch.expression.names), set(p.expression.names)) for p in sketches):
+                        continue
+                    totals["linked pairs"] += 1
+                    started = time.perf_counter()
+                    outcomes = [compare(formula, path) for path in read_function(node, algebra)]
+                    seconds.append(time.perf_counter() - started)
+                    where = f"{paper_id}/{file.name}:{node.lineno} {node.name} vs Eq. ({equation.number})"
+                    outcome = "equivalent" if any(o.outcome == "equivalent" for o in outcomes) else "differs" if any(o.outcome == "differs" for o in outcomes) else "undecided"
+                    totals[f"originals {outcome}"] += 1
+                    if outcome == "differs":
+                        differs_on_originals.append(f"{where}: {next(o.detail for o in outcomes if o.outcome == 'differs')}")
+                    if args.verbose:
+                        print(f"  {where}: {outcome} ({'; '.join(o.detail for o in outcomes)})")
+                    if outcome == "equivalent":
+                        for kind, mutant in _mutants(node):
+                            tried[kind] += 1
+                            expected = MUTATIONS[kind][0]
+                            try:
+                                results = [compare(formula, path) for path in read_function(mutant, algebra)]
+                            except Unreadable:
+                                continue
+                            if all(r.outcome == "differs" and expected in r.detail for r in results):
+                                caught[kind] += 1
+                            elif args.verbose:
+                                print(f"    mutant {kind} not caught: {'; '.join(r.outcome + ': ' + r.detail for r in results)}")
+    print()
+    for key in ("method equations", "equations read", "functions", "functions read", "linked pairs", "originals equivalent", "originals differs", "originals undecided"):
+        print(f"{key:24} {totals[key]}")
+    decided = totals["originals equivalent"] + totals["originals differs"]
+    if totals["linked pairs"]:
+        print(f"{'decided':24} {decided}/{totals['linked pairs']} ({decided / totals['linked pairs']:.0%})   target >= 40%")
+    print(f"{'false differs':24} {len(differs_on_originals)}   target 0")
+    for line in differs_on_originals:
+        print(f"  {line}")
+    print("mutants of equivalent pairs, caught with the right difference named:")
+    for kind in MUTATIONS:
+        if tried[kind]:
+            print(f"  {kind:14} {caught[kind]}/{tried[kind]} ({caught[kind] / tried[kind]:.0%})")
+    if tried:
+        print(f"  {'all':14} {sum(caught.values())}/{sum(tried.values())} ({sum(caught.values()) / sum(tried.values()):.0%})   target >= 80%")
+    if seconds:
+        print(f"time per compared pair: median {sorted(seconds)[len(seconds) // 2] * 1e3:.0f} ms, max {max(seconds) * 1e3:.0f} ms")
+    return 0
+
+
+def _mutants(node: ast.FunctionDef | ast.AsyncFunctionDef):
+    """(kind, mutated copy) for each mutation that applies to the function's last return."""
+    for kind, (_, wrap) in MUTATIONS.items():
+        mutant = copy.deepcopy(node)
+        returns = [n for n in ast.walk(mutant) if isinstance(n, ast.Return) and n.value is not None]
+        if not returns:
+            return
+        last = returns[-1]
+        if wrap is not None:
+            last.value = wrap(last.value)
+        elif kind == "drop a term":
+            if not (isinstance(last.value, ast.BinOp) and isinstance(last.value.op, (ast.Add, ast.Sub))):
+                continue
+            last.value = last.value.left
+        elif kind == "exponent":
+            powers = [n for n in ast.walk(last.value) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow) and isinstance(n.right, ast.Constant)]
+            if not powers:
+                continue
+            powers[0].right = ast.Constant(powers[0].right.value + 1)
+        yield kind, ast.fix_missing_locations(mutant)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
