@@ -195,3 +195,7 @@ def test_check_reports_a_linked_function_that_leaves_a_term_out_and_is_silent_on
         (12, "LayerNormParameterized.forward differs from Eq. (1): a term is left out: the paper's beta")
     ]
     assert formula[0]["paper"][0]["location"]["line"] == 4 and "gamma → weight" in formula[0]["confidence_note"]
+
+
+def test_a_braced_letter_with_a_subscript_is_one_symbol():
+    assert str(read_formula(r"y = {x}_t + {\alpha}_1 \cdot 2 + \mathopen{}(z)", ALGEBRA).expression) == "2*alpha_1 + x_t + z"

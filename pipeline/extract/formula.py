@@ -26,6 +26,7 @@ _DEFINING_RE = re.compile(r":=|\\triangleq|\\coloneqq|\\equiv|(?<![<>!])=")
 _IGNORED = {
     "\\left", "\\right", "\\big", "\\Big", "\\bigg", "\\Bigg", "\\bigl", "\\bigr", "\\Bigl", "\\Bigr",
     "\\,", "\\;", "\\:", "\\!", "\\quad", "\\qquad", "\\displaystyle", "\\textstyle", "\\nonumber", "\\notag", "&", "\\ ",
+    "\\mathopen", "\\mathclose", "\\mathord",
 }  # fmt: skip
 _FONTS = {"\\mathbf", "\\boldsymbol", "\\bm", "\\mathit", "\\mathsf", "\\mathnormal", "\\pmb", "\\vec", "\\mathcal", "\\mathscr"}
 _NAMES = {"\\mathrm", "\\text", "\\textrm", "\\operatorname"}  # a name, or an operator when applied
@@ -156,9 +157,17 @@ class _Parser:
     def _atom(self, token: str) -> Any:
         if token[0].isdigit():
             return self.algebra.number(token)
+        if token == "{" and self.peek() == "}":
+            self.take()
+            return self.algebra.number("1")  # `{}`, as after `\\mathopen`: nothing, in a product
         if token == "{":
             self.position -= 1
-            return self.group()
+            start = self.position
+            inner = self.group()
+            letter = self.tokens[start + 1].lstrip("\\")
+            if self.peek() == "_" and self.position - start == 3 and (len(letter) == 1 and letter.isalpha() or letter in _GREEK):
+                return self._symbol(letter, "")  # `{x}_t`: a braced letter with a subscript is one symbol
+            return inner
         if token in ("(", "["):
             inner = self.expression()
             self.take(")" if token == "(" else "]")
