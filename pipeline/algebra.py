@@ -6,14 +6,18 @@ expressions: what proving the two equal, or naming their difference, needs; SymP
 only then (it takes most of a second).
 
 Both know the same primitive operations; readers compose the rest from them (a sigmoid is
-1 / (1 + exp(-x)), a ReLU max(0, x)), so that both sides of a comparison spell one thing one way."""
+1 / (1 + exp(-x)), a ReLU max(0, x), a mean squared error mean((a - b)^2)), so that both sides of a
+comparison spell one thing one way."""
 
 from __future__ import annotations
 
 import functools
 from typing import Any
 
-PRIMITIVES = ("tanh", "exp", "log", "sin", "cos", "abs", "max", "min", "sqrt")
+PRIMITIVES = ("tanh", "exp", "log", "sin", "cos", "abs", "max", "min", "sqrt", "sum", "mean")
+# A sum and a mean are one kind of operation to link by (code that averages what the paper sums
+# is the very difference to find); SymPy keeps them apart.
+_LINKED_AS = {"sum": "reduce", "mean": "reduce", "sqrt": None}
 
 
 class Sketch:
@@ -49,8 +53,8 @@ class _SketchAlgebra:
         merged = Sketch()
         for argument in arguments:
             merged = merged._merge(argument)
-        # A square root is a power to SymPy, not an operation: leave it out, as `operations` does.
-        return merged if operation == "sqrt" else Sketch(merged.names, merged.operations | {operation})
+        linked_as = _LINKED_AS.get(operation, operation)  # a square root is a power: no operation
+        return merged if linked_as is None else Sketch(merged.names, merged.operations | {linked_as})
 
 
 class _SympyAlgebra:
@@ -61,6 +65,8 @@ class _SympyAlgebra:
         self.operations = {
             "tanh": sympy.tanh, "exp": sympy.exp, "log": sympy.log, "sin": sympy.sin, "cos": sympy.cos,
             "abs": sympy.Abs, "max": sympy.Max, "min": sympy.Min, "sqrt": sympy.sqrt,
+            # Reductions over an index the comparison does not track: opaque functions of the summand.
+            "sum": sympy.Function("reduce_sum"), "mean": sympy.Function("reduce_mean"),
         }  # fmt: skip
 
     def number(self, text: str) -> Any:
@@ -79,10 +85,3 @@ SKETCH = _SketchAlgebra()
 @functools.cache
 def sympy_algebra() -> _SympyAlgebra:
     return _SympyAlgebra()
-
-
-def operations(expression: Any) -> frozenset[str]:
-    """The primitive operations a SymPy expression applies, by the names the algebras use."""
-    import sympy
-
-    return frozenset(type(f).__name__.lower() for f in expression.atoms(sympy.Function, sympy.Max, sympy.Min))

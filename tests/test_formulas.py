@@ -44,7 +44,7 @@ def test_equations_are_read_with_ml_notation(latex, expected):
 @pytest.mark.parametrize(
     "latex, reason",
     [
-        (r"L = \sum_i x_i", "\\sum"),
+        (r"L = \int_0^1 x \, dx", "\\int"),
         (r"y = \mathrm{LN}(x)", "the operator LN"),
         (r"y = " + "(" * (MAX_FORMULA_DEPTH + 5) + "x" + ")" * (MAX_FORMULA_DEPTH + 5), "nested more than"),
         (r"a = b, \quad c = d = e", "several equations"),
@@ -73,7 +73,7 @@ def test_each_branch_of_a_function_is_one_expression_and_reshaping_is_the_value(
     [
         ("def f(x):\n    for i in range(3):\n        x = x + i\n    return x\n", "For"),
         ("def f(x, w):\n    return x @ w\n", "MatMult"),
-        ("def f(x):\n    return x.sum(dim=1)\n", "sum with dim"),
+        ("def f(x):\n    return x.cumsum(dim=1)\n", "cumsum with dim"),
         ("def f(x):\n    return mystery(x)\n", "the call mystery"),
     ],
 )
@@ -199,3 +199,24 @@ def test_check_reports_a_linked_function_that_leaves_a_term_out_and_is_silent_on
 
 def test_a_braced_letter_with_a_subscript_is_one_symbol():
     assert str(read_formula(r"y = {x}_t + {\alpha}_1 \cdot 2 + \mathopen{}(z)", ALGEBRA).expression) == "2*alpha_1 + x_t + z"
+
+
+MSE = r"\mathcal{L} = \frac{1}{N} \sum_{i=1}^{N} (y_i - \hat{y}_i)^2"
+
+
+@pytest.mark.parametrize(
+    "latex, code, outcome, detail",
+    [
+        (MSE, "def loss(y, y_hat):\n    return ((y - y_hat) ** 2).mean()\n", "equivalent", ""),
+        (MSE, "def loss(y, y_hat):\n    return F.mse_loss(y_hat, y)\n", "equivalent", ""),
+        (MSE, "def loss(y, y_hat):\n    return torch.sum((y - y_hat) ** 2, dim=-1)\n", "differs", "a sum where the paper averages"),
+        (MSE, "def loss(y, y_hat):\n    return F.mse_loss(y_hat, y, reduction='sum')\n", "differs", "a sum where the paper averages"),
+        (r"L = \mathbb{E}_{x \sim p}\left[(y - \hat{y})^2\right]", "def loss(y, y_hat):\n    return (y - y_hat).pow(2).mean()\n", "equivalent", ""),
+        (r"L = \sum_{t} \lambda_t \ell_t", "def loss(lam, ell):\n    return (lam * ell).mean(dim=0)\n", "differs", "an average where the paper sums"),
+        (r"L = \frac{1}{B} \sum_{i} \ell_i", "def loss(ell):\n    return ell.mean()\n", "undecided", "B"),
+    ],
+    ids=["mean", "mse_loss", "sum-for-mean", "mse_loss-sum", "expectation", "mean-for-sum", "sum-over-B"],
+)
+def test_sums_and_means_over_an_index_are_told_apart(latex, code, outcome, detail):
+    [comparison] = _compared(latex, code)
+    assert comparison.outcome == outcome and detail in comparison.detail, comparison

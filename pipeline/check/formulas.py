@@ -99,7 +99,12 @@ def _value(expression: sympy.Expr, point: dict[sympy.Symbol, float]) -> float | 
 @functools.lru_cache(maxsize=256)
 def _compiled(expression: sympy.Expr, symbols: tuple[sympy.Symbol, ...]):
     """The expression as a Python function of plain floats (SymPy's evalf is a thousand times slower)."""
-    return sympy.lambdify(symbols, expression, modules="math")
+    return sympy.lambdify(symbols, expression, modules=[_REDUCTIONS, "math"])
+
+
+# A reduction over an index the comparison does not track, evaluated as over three equal elements:
+# a sum and a mean of the same terms then differ (by 3), as they do.
+_REDUCTIONS = {"reduce_sum": lambda value: 3 * value, "reduce_mean": lambda value: value}
 
 
 def _close(a: float, b: float) -> bool:
@@ -122,6 +127,11 @@ def _simplifies_to_zero(expression: sympy.Expr) -> bool:
 
 
 def _named_difference(code: sympy.Expr, paper: sympy.Expr, points: list[dict]) -> str | None:
+    sums, means = sympy.Function("reduce_sum"), sympy.Function("reduce_mean")
+    if paper.has(means) and _difference(code, paper.replace(means, sums), points) == "equal":
+        return "a sum where the paper averages"
+    if paper.has(sums) and _difference(code, paper.replace(sums, means), points) == "equal":
+        return "an average where the paper sums"
     ratios = [_ratio(code, paper, point) for point in points]
     if all(r is not None for r in ratios) and all(_close(r, ratios[0]) for r in ratios):
         factor = sympy.nsimplify(ratios[0], rational=True, tolerance=1e-9)

@@ -5,8 +5,8 @@ Names are symbols: a parameter by its name, `self.alpha` by its attribute (`alph
 constant by its name. Arithmetic maps as written (`@` is refused: a matrix product is not a
 product of numbers); torch/numpy/jax element-wise calls map to SymPy's (`torch.tanh(x)`,
 `np.exp`, `x.pow(2)`, `F.relu`, `x.clamp(min=0)`, `torch.sigmoid`, `F.logsigmoid`, `sqrt`,
-`abs`, `maximum`/`minimum`); indexing that only reshapes (`w[:, None, None]`, `x[..., None]`) is
-the value itself. Anything else (a reduction, a loop, an unknown call) makes the reading
+`abs`, `maximum`/`minimum`; `sum`/`mean` over any axis, `F.mse_loss`, `F.l1_loss`); indexing that only reshapes (`w[:, None, None]`, `x[..., None]`) is
+the value itself. Anything else (a loop, an unknown call) makes the reading
 Unreadable: half a function is not compared. An `if` gives one expression per branch."""
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ _UNARY = {
 }  # fmt: skip
 _BINARY = {
     "maximum": lambda a, x, y: a.apply("max", x, y), "minimum": lambda a, x, y: a.apply("min", x, y),
-    "max": lambda a, x, y: a.apply("max", x, y), "min": lambda a, x, y: a.apply("min", x, y),
     "pow": lambda a, x, y: x**y, "power": lambda a, x, y: x**y,
 }  # fmt: skip
 _SAME_VALUE = {"float", "double", "half", "to", "type_as", "contiguous", "view_as", "clone", "detach"}
@@ -166,11 +165,24 @@ class _Reader:
             if high is not None:
                 result = self.algebra.apply("min", result, self.value(high, env))
             return result
+        if name in ("sum", "mean", "nansum", "nanmean") and len(arguments) >= 1:
+            if set(keywords) - {"dim", "axis", "keepdim", "keepdims"}:
+                raise Unreadable(f"{name} with {', '.join(sorted(keywords))}")
+            return self.algebra.apply(name.removeprefix("nan"), self.value(arguments[0], env))  # over its axis: not tracked
+        if name in ("mse_loss", "l1_loss") and len(arguments) == 2 and set(keywords) <= {"reduction"}:
+            reduction = keywords.get("reduction")
+            kind = reduction.value if type(reduction) is ast.Constant else "mean" if reduction is None else None
+            if kind not in ("mean", "sum"):
+                raise Unreadable(f"{name} with reduction {ast.unparse(reduction)}")
+            error = self.value(arguments[0], env) - self.value(arguments[1], env)
+            return self.algebra.apply(kind, error**2 if name == "mse_loss" else self.algebra.apply("abs", error))
         values = [self.value(a, env) for a in arguments]
         if set(keywords) - {"inplace", "out"}:
             raise Unreadable(f"{name} with {', '.join(sorted(keywords))}")
         if name in _UNARY and len(values) == 1:
             return _UNARY[name](self.algebra, values[0])
+        if name in ("max", "min") and type(function) is ast.Name and len(values) == 2:  # Python's own: of two values
+            return self.algebra.apply(name, values[0], values[1])  # (torch.max(x, 1) reduces along an axis)
         if name in _BINARY and len(values) == 2:
             return _BINARY[name](self.algebra, values[0], values[1])
         raise Unreadable(f"the call {name}")

@@ -26,7 +26,7 @@ _DEFINING_RE = re.compile(r":=|\\triangleq|\\coloneqq|\\equiv|(?<![<>!])=")
 _IGNORED = {
     "\\left", "\\right", "\\big", "\\Big", "\\bigg", "\\Bigg", "\\bigl", "\\bigr", "\\Bigl", "\\Bigr",
     "\\,", "\\;", "\\:", "\\!", "\\quad", "\\qquad", "\\displaystyle", "\\textstyle", "\\nonumber", "\\notag", "&", "\\ ",
-    "\\mathopen", "\\mathclose", "\\mathord",
+    "\\mathopen", "\\mathclose", "\\mathord", "\\bgroup", "\\egroup", "\\originalleft", "\\originalright", "\\relax",
 }  # fmt: skip
 _FONTS = {"\\mathbf", "\\boldsymbol", "\\bm", "\\mathit", "\\mathsf", "\\mathnormal", "\\pmb", "\\vec", "\\mathcal", "\\mathscr"}
 _NAMES = {"\\mathrm", "\\text", "\\textrm", "\\operatorname"}  # a name, or an operator when applied
@@ -34,7 +34,7 @@ _DECORATIONS = {"\\hat": "hat", "\\widehat": "hat", "\\bar": "bar", "\\overline"
 _GREEK = {
     "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta", "iota", "kappa",
     "lambda", "mu", "nu", "xi", "pi", "rho", "varrho", "sigma", "tau", "upsilon", "phi", "varphi", "chi", "psi", "omega",
-    "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Upsilon", "Phi", "Psi", "Omega",
+    "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Upsilon", "Phi", "Psi", "Omega", "ell",
 }  # fmt: skip
 _FUNCTIONS = {"\\tanh": "tanh", "\\exp": "exp", "\\log": "log", "\\ln": "log", "\\sin": "sin", "\\cos": "cos"}
 _PRODUCTS = {"\\cdot", "\\times", "\\odot", "*"}
@@ -80,6 +80,7 @@ class _Parser:
     def __init__(self, tokens: list[str], algebra: Any) -> None:
         self.tokens = tokens
         self.algebra = algebra
+        self.indices: list[str | None] = []  # the indices of the sums being read
         self.position = 0
         self.depth = 0
 
@@ -164,9 +165,9 @@ class _Parser:
             self.position -= 1
             start = self.position
             inner = self.group()
-            letter = self.tokens[start + 1].lstrip("\\")
-            if self.peek() == "_" and self.position - start == 3 and (len(letter) == 1 and letter.isalpha() or letter in _GREEK):
-                return self._symbol(letter, "")  # `{x}_t`: a braced letter with a subscript is one symbol
+            letters = [t.lstrip("\\") for t in self.tokens[start + 1 : self.position - 1] if t not in _FONTS and t not in ("{", "}")]
+            if self.peek() == "_" and len(letters) == 1 and (len(letters[0]) == 1 and letters[0].isalpha() or letters[0] in _GREEK):
+                return self._symbol(letters[0], "")  # `{x}_t`, `{\\bm{x}}_t`: a braced letter with a subscript is one symbol
             return inner
         if token in ("(", "["):
             inner = self.expression()
@@ -177,6 +178,8 @@ class _Parser:
             self.take("|")
             return self.algebra.apply("abs", inner)
         if token == "\\frac" or token == "\\tfrac" or token == "\\dfrac":
+            if self.tokens[self.position : self.position + 3] == ["{", "1", "}"] and self.peek_after_group(3) == "\\sum":
+                return self._average()
             numerator = self.argument()
             return numerator / self.argument()
         if token == "\\sqrt":
@@ -186,6 +189,11 @@ class _Parser:
                 self.take("]")
                 return self.argument() ** (1 / order)
             return self.algebra.apply("sqrt", self.argument())
+        if token == "\\sum":
+            return self.algebra.apply("sum", self._reduction()[0])
+        if token == "\\mathbb" and self.peek() == "{" and self.tokens[self.position + 1 : self.position + 3] == ["E", "}"]:
+            self.position += 3
+            return self._expectation()
         if token in _FUNCTIONS:
             return self.algebra.apply(_FUNCTIONS[token], self._call_argument())
         if token == "\\sigma" and self.peek() == "(":
@@ -212,6 +220,72 @@ class _Parser:
             return self._symbol(token, "")
         raise Unreadable(f"cannot read {token!r}")
 
+    def peek_after_group(self, skip: int) -> str | None:
+        """The token after `skip` tokens and the braced group that follows them."""
+        position = self.position + skip
+        if position >= len(self.tokens) or self.tokens[position] != "{":
+            return None
+        depth = 0
+        while position < len(self.tokens):
+            depth += 1 if self.tokens[position] == "{" else -1 if self.tokens[position] == "}" else 0
+            position += 1
+            if depth == 0:
+                return self.tokens[position] if position < len(self.tokens) else None
+        return None
+
+    def _reduction(self) -> tuple[Any, str | None]:
+        """After `\\sum`: its summand (the index dropped from the symbols it subscripts: `x_i` is x)
+        and the name of its upper bound when that is one letter (`\\sum_{i=1}^{N}`)."""
+        index = upper = None
+        if self.peek() == "_":
+            self.take()
+            script = self._script_tokens()
+            index = script[0].lstrip("\\") if script else None
+        if self.peek() == "^":
+            self.take()
+            bound = self._script_tokens()
+            upper = bound[0] if len(bound) == 1 else None
+        self.indices.append(index)
+        try:
+            return self.term(), upper
+        finally:
+            self.indices.pop()
+
+    def _average(self) -> Any:
+        """`\\frac{1}{N} \\sum_{i=1}^{N} x_i`: a mean when N is the sum's own bound, else the sum over N."""
+        self.position += 3  # {1}
+        denominator = self._script_tokens()
+        self.take("\\sum")
+        summand, upper = self._reduction()
+        if len(denominator) == 1 and denominator[0] == upper:
+            return self.algebra.apply("mean", summand)
+        if len(denominator) != 1 or not (denominator[0].isalpha() or denominator[0].lstrip("\\") in _GREEK):
+            raise Unreadable("a sum over what it does not name")
+        return self.algebra.apply("sum", summand) / self.algebra.symbol(denominator[0].lstrip("\\"))
+
+    def _expectation(self) -> Any:
+        """`\\mathbb{E}_{x \\sim p}[f(x)]`: the mean of what the brackets hold (over what: not compared)."""
+        if self.peek() == "_":
+            self.take()
+            self._script_tokens()
+        self.take("[")
+        inner = self.expression()
+        self.take("]")
+        return self.algebra.apply("mean", inner)
+
+    def _script_tokens(self) -> list[str]:
+        """A script's tokens as written: a braced group's, or the one token."""
+        if self.peek() != "{":
+            return [self.take()]
+        self.take("{")
+        tokens, depth = [], 1
+        while True:
+            token = self.take()
+            depth += 1 if token == "{" else -1 if token == "}" else 0
+            if depth == 0:
+                return tokens
+            tokens.append(token)
+
     def _call_argument(self) -> Any:
         if self.peek() == "(":
             self.take()
@@ -221,27 +295,24 @@ class _Parser:
         return self.argument()  # `\exp x`, `\log{x}`
 
     def _name_in_group(self) -> str:
-        """The name inside `\\mathbf{W}` or `\\hat{x}` (one letter or Greek letter, maybe itself decorated)."""
-        if self.peek() != "{":
-            token = self.take()
-            return token[1:] if token.startswith("\\") else token
-        self.take("{")
-        parts = []
-        while (token := self.take()) != "}":
-            if token in _FONTS or token in _NAMES:
-                continue
-            if token.startswith("\\") and token[1:] not in _GREEK:
-                raise Unreadable(f"cannot read {token!r} in a name")
-            parts.append(token.lstrip("\\") if token not in "{}" else "")
-        if not parts or not all(p.isalnum() for p in parts):
+        """The name inside `\\mathbf{W}`, `\\hat{x}` or `\\mathbf{\\lambda_{q_1}}`: letters or a Greek
+        letter, maybe with fonts and a subscript of its own."""
+        tokens = self._script_tokens()
+        letters = [t for t in tokens if t not in _FONTS and t not in _NAMES and t not in ("{", "}")]
+        base, _, subscript = (letters[: letters.index("_")], "_", letters[letters.index("_") + 1 :]) if "_" in letters else (letters, "", [])
+        parts = [t.lstrip("\\") for t in (*base, *subscript)]
+        if not base or not all(p.isalnum() and (not t.startswith("\\") or p in _GREEK) for p, t in zip(parts, (*base, *subscript))):
             raise Unreadable("a name that is not one symbol")
-        return "".join(parts)
+        name = "".join(parts[: len(base)])
+        return name + ("_" + "".join(parts[len(base) :]) if subscript else "")
 
     def _symbol(self, name: str, decoration: str) -> Any:
         name += decoration
         if self.peek() == "_":
             self.take()
-            name += "_" + self._subscript()
+            subscript = self._subscript()
+            if subscript not in self.indices:  # `x_i` inside `\\sum_i`: the summed x
+                name += "_" + subscript
         if self.peek() == "'":
             self.take()
             name += "_prime"
