@@ -316,3 +316,17 @@ def test_editor_settings_of_any_shape_give_one_short_message_per_setting():
     assert settings.debounce_ms == 200 and settings.paper is None
     assert [p.split(":")[0] for p in problems] == ["paperlens.paper", "paperlens.checks"]
     assert all(len(p) < 400 for p in problems), problems
+
+
+def test_a_python_file_of_more_tokens_than_the_parser_can_hold_in_bounded_memory_is_not_parsed():
+    """1.8 MB of `x = 1` lines took CPython's parser 0.74 GB; past MAX_PYTHON_TOKENS a file is a
+    problem, never parsed, and a file just within it is read."""
+    from paperlens.pipeline.code.python import MAX_PYTHON_TOKENS, index_python
+
+    long_but_few = '"""' + "a long docstring is one token. " * (MAX_PYTHON_TOKENS // 10) + '"""\nlr = 0.1\n'
+    assert len(long_but_few) > MAX_PYTHON_TOKENS  # counted, and within
+    within = index_python("data.py", long_but_few)
+    assert not within.problems and within.values[0].name == "lr"
+    past = index_python("data.py", "lr = 0.1\n" + "x = 1\n" * (MAX_PYTHON_TOKENS // 3 + 10))  # `x = 1`: three tokens
+    assert [p.message for p in past.problems] == [f"data.py: cannot be parsed: more than {MAX_PYTHON_TOKENS:,} tokens (generated code or data?); not read"]
+    assert not past.values
