@@ -220,3 +220,14 @@ MSE = r"\mathcal{L} = \frac{1}{N} \sum_{i=1}^{N} (y_i - \hat{y}_i)^2"
 def test_sums_and_means_over_an_index_are_told_apart(latex, code, outcome, detail):
     [comparison] = _compared(latex, code)
     assert comparison.outcome == outcome and detail in comparison.detail, comparison
+
+
+def test_an_attribute_set_in_the_function_is_its_value_and_logging_changes_nothing():
+    [path] = read_function(_function("""
+        def forward(self, x):
+            self.scale = 0
+            self.log("scale", self.scale)
+            print(x)
+            return self.scale * x + self.shift
+    """), ALGEBRA)
+    assert str(path.expression) == "shift"

@@ -70,6 +70,8 @@ class _Reader:
             kind = type(statement)
             if kind is ast.Expr and isinstance(statement.value, ast.Constant):
                 continue  # a docstring
+            if kind is ast.Expr and _only_reports(statement.value):
+                continue  # print(...), log.info(...), self.log(...): changes no value read here
             if kind is ast.Return:
                 if statement.value is None:
                     raise Unreadable("returns nothing")
@@ -77,6 +79,8 @@ class _Reader:
                 return True
             if kind is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name:
                 env[statement.targets[0].id] = self.value(statement.value, env)
+            elif kind is ast.Assign and len(statement.targets) == 1 and _own_attribute(statement.targets[0]):
+                env["self." + statement.targets[0].attr] = self.value(statement.value, env)
             elif kind is ast.AnnAssign and type(statement.target) is ast.Name and statement.value is not None:
                 env[statement.target.id] = self.value(statement.value, env)
             elif kind is ast.AugAssign and type(statement.target) is ast.Name and statement.target.id in env:
@@ -113,8 +117,9 @@ class _Reader:
             return self.algebra.number(repr(node.value))
         if kind is ast.Name:
             return env[node.id] if node.id in env else self.algebra.symbol(node.id)
-        if kind is ast.Attribute and type(node.value) is ast.Name and node.value.id in ("self", "cls"):
-            return self.algebra.symbol(node.attr)
+        if _own_attribute(node):
+            key = "self." + node.attr
+            return env[key] if key in env else self.algebra.symbol(node.attr)
         if kind is ast.UnaryOp and type(node.op) in (ast.USub, ast.UAdd):
             operand = self.value(node.operand, env)
             return -operand if type(node.op) is ast.USub else operand
@@ -186,6 +191,23 @@ class _Reader:
         if name in _BINARY and len(values) == 2:
             return _BINARY[name](self.algebra, values[0], values[1])
         raise Unreadable(f"the call {name}")
+
+
+def _own_attribute(node: ast.expr) -> bool:
+    """`self.alpha` (or `cls.alpha`)."""
+    return type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id in ("self", "cls")
+
+
+# Calls made for what they say, not for a value: a statement of one of these changes nothing read.
+_REPORTING = {"print", "log", "info", "debug", "warning", "warn", "error", "log_dict", "add_scalar", "write"}
+
+
+def _only_reports(call: ast.expr) -> bool:
+    if type(call) is not ast.Call:
+        return False
+    function = call.func
+    name = function.attr if type(function) is ast.Attribute else function.id if type(function) is ast.Name else ""
+    return name in _REPORTING
 
 
 def _root(node: ast.expr) -> str | None:
