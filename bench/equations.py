@@ -93,7 +93,7 @@ def main() -> int:
                         continue
                     totals["linked pairs"] += 1
                     started = time.perf_counter()
-                    outcomes = [compare(formula, path) for path in read_function(node, algebra)]
+                    outcomes = [compare(formula, path, anchored=False) for path in read_function(node, algebra)]
                     seconds.append(time.perf_counter() - started)
                     where = f"{paper_id}/{file.name}:{node.lineno} {node.name} vs Eq. ({equation.number})"
                     outcome = "equivalent" if any(o.outcome == "equivalent" for o in outcomes) else "differs" if any(o.outcome == "differs" for o in outcomes) else "undecided"
@@ -107,7 +107,7 @@ def main() -> int:
                             tried[kind] += 1
                             expected = MUTATIONS[kind][0]
                             try:
-                                results = [compare(formula, path) for path in read_function(mutant, algebra)]
+                                results = [compare(formula, path, anchored=False) for path in read_function(mutant, algebra)]
                             except Unreadable:
                                 continue
                             if all(r.outcome == "differs" and expected in r.detail for r in results):

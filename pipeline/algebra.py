@@ -14,10 +14,14 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-PRIMITIVES = ("tanh", "exp", "log", "sin", "cos", "abs", "max", "min", "sqrt", "sum", "mean")
+MAX_EXPONENT = 64  # SymPy raises numbers to integer powers exactly: 9**(9**9) would take hours
 # A sum and a mean are one kind of operation to link by (code that averages what the paper sums
 # is the very difference to find); SymPy keeps them apart.
 _LINKED_AS = {"sum": "reduce", "mean": "reduce", "sqrt": None}
+
+
+class Unreadable(ValueError):
+    """What a formula reader does not know: the pair is left undecided, with this as the reason."""
 
 
 class Sketch:
@@ -49,6 +53,9 @@ class _SketchAlgebra:
     def symbol(self, name: str) -> Sketch:
         return Sketch(frozenset({name}))
 
+    def power(self, base: Sketch, exponent: Sketch) -> Sketch:
+        return base._merge(exponent)
+
     def apply(self, operation: str, *arguments: Sketch) -> Sketch:
         merged = Sketch()
         for argument in arguments:
@@ -74,6 +81,11 @@ class _SympyAlgebra:
 
     def symbol(self, name: str) -> Any:
         return self.sympy.Symbol(name, real=True)
+
+    def power(self, base: Any, exponent: Any) -> Any:
+        if exponent.is_Number and abs(exponent) > MAX_EXPONENT:
+            raise Unreadable(f"a power of {exponent}")
+        return base**exponent
 
     def apply(self, operation: str, *arguments: Any) -> Any:
         return self.operations[operation](*arguments)

@@ -16,8 +16,10 @@ MAX_DATA_NESTING = 100  # levels of lists and tables; real configurations nest f
 # YAMLError, so whoever parses after `yaml_too_deep` must parse with this loader too.
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-_JSON_TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-_TOML_TOKEN_RE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]')
+# A string's closing quote is optional: an unclosed one then costs one scan, not one per quote.
+_JSON_TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+_TOML_KEY_RE = re.compile(r"(?m)^[ \t]*(\[\[?)?[ \t]*([^\s=\[\]#][^=\[\]#\n]*?)[ \t]*(?:\]\]?|=)")  # `[a.b]`, `a.b =`
+_TOML_TOKEN_RE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?|#[^\n]*|[\[\]{}]')
 
 
 class TooDeep(ValueError):
@@ -56,7 +58,16 @@ def json_too_deep(text: str) -> int | None:
 
 def toml_too_deep(text: str) -> int | None:
     """The offset where `text` (TOML) first nests deeper than MAX_DATA_NESTING (the document, a
-    table without brackets, is the first level), else None."""
+    table without brackets, is the first level; a table header's and a key's dots nest too), else None."""
+    table = 0
+    for match in _TOML_KEY_RE.finditer(text):
+        parts = match.group(2).count(".") + 1  # a dot inside quotes counts too: only ever more
+        if match.group(1):
+            table = parts
+        elif table + parts + 1 > MAX_DATA_NESTING:
+            return match.start(2)
+        if table + 1 > MAX_DATA_NESTING:
+            return match.start(2)
     return _brackets_too_deep(text, _TOML_TOKEN_RE, depth=1)
 
 

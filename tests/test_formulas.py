@@ -21,9 +21,9 @@ def _function(code: str):
     return ast.parse(textwrap.dedent(code)).body[0]
 
 
-def _compared(latex: str, code: str):
+def _compared(latex: str, code: str, anchored: bool = True):
     formula = read_formula(latex, ALGEBRA)
-    return [compare(formula, computed) for computed in read_function(_function(code), ALGEBRA)]
+    return [compare(formula, computed, anchored=anchored) for computed in read_function(_function(code), ALGEBRA)]
 
 
 @pytest.mark.parametrize(
@@ -231,3 +231,36 @@ def test_an_attribute_set_in_the_function_is_its_value_and_logging_changes_nothi
             return self.scale * x + self.shift
     """), ALGEBRA)
     assert str(path.expression) == "shift"
+
+
+@pytest.mark.parametrize(
+    "latex, reason",
+    [
+        (r"y = a \cdot " + "-" * 1900 + "b", None),  # read, without one call per sign
+        (r"y = 9^{9^{9}}", "a power of"),
+        ("=".join(["a"] * 8000), "too long"),
+        (r"y = a, \quad z = b = c", "several equations"),
+    ],
+    ids=["1900-signs", "huge-power", "16k-of-a=", "two-equations"],
+)
+def test_hostile_equations_are_read_or_refused_quickly(latex, reason):
+    if reason is None:
+        assert read_formula(latex, ALGEBRA).expression is not None
+    else:
+        with pytest.raises(Unreadable, match=reason):
+            read_formula(latex, ALGEBRA)
+
+
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        ("    if c:\n        x = x + 1\n" * 2000 + "    return x\n", "blocks"),
+        ("    if c:\n        x = x + 1\n" * 30 + "    return x\n", "blocks"),
+        ("    x = x * y + x * z\n" * 18 + "    return x\n", "more than 400 operations"),
+        ("    return x ** 9 ** 9\n", "a power of"),
+    ],
+    ids=["2000-ifs", "30-ifs", "doubling", "huge-power"],
+)
+def test_hostile_functions_are_refused_with_the_reason_not_a_crash_or_a_hang(body, reason):
+    with pytest.raises(Unreadable, match=reason):
+        read_function(_function("def f(x, y, z, c):\n" + body), ALGEBRA)

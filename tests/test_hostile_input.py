@@ -330,3 +330,32 @@ def test_a_python_file_of_more_tokens_than_the_parser_can_hold_in_bounded_memory
     past = index_python("data.py", "lr = 0.1\n" + "x = 1\n" * (MAX_PYTHON_TOKENS // 3 + 10))  # `x = 1`: three tokens
     assert [p.message for p in past.problems] == [f"data.py: cannot be parsed: more than {MAX_PYTHON_TOKENS:,} tokens (generated code or data?); not read"]
     assert not past.values
+
+
+def test_toml_nested_by_dotted_keys_or_table_headers_is_bounded_too():
+    from paperlens.pipeline.code import index_source
+    from paperlens.pipeline.nesting import toml_too_deep
+
+    deep = ".".join(["a"] * 3000)
+    for text in ("x = 1\n" + deep + " = 1\n", "x = 1\n[" + deep + "]\ny = 1\n"):
+        problems = index_source("c.toml", text).problems
+        assert [p.location.line for p in problems] == [1] and "nested more than" in problems[0].message
+    assert toml_too_deep('[tool.paperlens]\npaper = "../paper"\n[tool.paperlens.sandbox]\nimage = "python:3.11"\n') is None
+
+
+def test_an_unclosed_string_costs_one_scan_not_one_per_quote():
+    from paperlens.pipeline.code.python import MAX_PYTHON_TOKENS, index_python
+    from paperlens.pipeline.nesting import json_too_deep, toml_too_deep
+
+    hostile = '"' + '\\"' * 300_000  # 600 KB: a quadratic scan would take hours
+    with within(20):
+        assert json_too_deep(hostile) is None and toml_too_deep(hostile) is None
+        assert "tokens" in index_python("q.py", hostile + "\n" + "x = 1\n" * (MAX_PYTHON_TOKENS // 3 + 10)).problems[0].message
+
+
+def test_captions_nested_in_one_another_are_read_in_linear_time(tmp_path):
+    body = "\\begin{figure}\\caption{A " * 25 + "deepest" + "}\\end{figure}" * 25
+    (tmp_path / "main.tex").write_text("\\begin{document}\\section{Method}\n" + body + "\n\\end{document}\n")
+    with within(20):
+        spec = read_paper(tmp_path, use_cache=False)
+    assert any("deepest" in p.text for p in spec.paragraphs)

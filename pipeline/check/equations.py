@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,9 +24,11 @@ from typing import Any
 from ...schemas import CodeIndex, CodeLocation, Equation, Evidence, Finding, Fix, FunctionSite, PaperSpec
 from ..algebra import SKETCH, sympy_algebra
 from ..code.formula import Computed, read_function
+from ..code import MAX_FILE_BYTES
 from ..code.incremental import ModuleDefinitions, definitions_of
 from ..extract.formula import Formula, Unreadable, read_formula
 from ..extract.parts import framing_sections
+from ..files import UnreadableFile, read_regular_file
 from .binding import linkable
 
 # An expectation or an explicit 1/N makes the equation an average.
@@ -265,7 +268,7 @@ def _compare(function: FunctionSite, equation: Equation, node: ast.AST, anchor_l
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
         documented is node or any(documented is r for r in _returns_of(node))
     ):  # the anchor documents what the function returns
-        decided = _formula_findings(function, equation, node, f"the anchor on line {anchor_line + 1}")
+        decided = _formula_findings(function, equation, node, f"the anchor on line {anchor_line + 1}", anchored=True)
         if decided is not None:
             return decided  # the expressions decided; the term and sign counts below would only guess
         findings += [f for f in (_missing_term(function, equation, node), _missing_sign(function, equation, node)) if f]
@@ -296,11 +299,11 @@ def _computed(node: ast.FunctionDef | ast.AsyncFunctionDef, sketch: bool = False
         return None
 
 
-def _formula_findings(function: FunctionSite, equation: Equation, node: ast.AST, linked_by: str) -> list[Finding] | None:
+def _formula_findings(function: FunctionSite, equation: Equation, node: ast.AST, linked_by: str, *, anchored: bool) -> list[Finding] | None:
     """What comparing the equation's expression with the function's says: None when undecided, no
     finding when a path of the function computes the equation (the others are variants), else one
     divergence naming the difference, at the `return` that makes it."""
-    decided = _decided(node, equation.latex or "")
+    decided = _decided(node, equation.latex or "", anchored)
     if decided is None or not decided[0]:
         return None if decided is None else []
     _, line, code_value, paper_value, comparison = decided
@@ -316,32 +319,36 @@ def _formula_findings(function: FunctionSite, equation: Equation, node: ast.AST,
 
 
 # What a function and an equation gave, by the function's tree (with its lines) and the equation:
-# the editor asks again after every edit of the file.
-_DECIDED: OrderedDict[tuple[str, str], tuple | None] = OrderedDict()
+# the editor asks again after every edit of the file (from analyses in several threads).
+_DECIDED: OrderedDict[tuple[str, str, bool], tuple | None] = OrderedDict()
+_DECIDED_LOCK = threading.Lock()
 
 
-def _decided(node: ast.AST, latex: str) -> tuple | None:
+def _decided(node: ast.AST, latex: str, anchored: bool) -> tuple | None:
     """A function against an equation: None when undecided, (False,) when a path of it computes the
     equation (the others are variants), else (True, the differing return's line, code, paper, the
     Comparison)."""
-    key = (ast.dump(node, include_attributes=True), latex)
-    if key in _DECIDED:
-        _DECIDED.move_to_end(key)
-        return _DECIDED[key]
-    _DECIDED[key] = decided = _decide(node, latex)
-    if len(_DECIDED) > _COMPARED_ENTRIES:
-        _DECIDED.popitem(last=False)
+    key = (ast.dump(node, include_attributes=True), latex, anchored)
+    with _DECIDED_LOCK:
+        if key in _DECIDED:
+            _DECIDED.move_to_end(key)
+            return _DECIDED[key]
+    decided = _decide(node, latex, anchored)
+    with _DECIDED_LOCK:
+        _DECIDED[key] = decided
+        if len(_DECIDED) > _COMPARED_ENTRIES:
+            _DECIDED.popitem(last=False)
     return decided
 
 
-def _decide(node: ast.AST, latex: str) -> tuple | None:
+def _decide(node: ast.AST, latex: str, anchored: bool) -> tuple | None:
     formula = _formula(latex)
     computed = _computed(node) if formula is not None else None
     if formula is None or computed is None:
         return None
     from .formulas import compare  # SymPy: imported once a pair is compared
 
-    comparisons = [(path, compare(formula, path)) for path in computed]
+    comparisons = [(path, compare(formula, path, anchored=anchored)) for path in computed]
     if any(c.outcome == "equivalent" for _, c in comparisons):
         return (False,)
     differing = [(path, c) for path, c in comparisons if c.outcome == "differs"]
@@ -365,21 +372,15 @@ def _inferred_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: M
     ]  # fmt: skip
     if not formulas:
         return []
-    words = {operation for _, sketch in formulas for operation in sketch.operations}
+    words = {word for _, sketch in formulas for operation in sketch.operations for word in _CODE_WORDS[operation]}
     findings: list[Finding] = []
     for file in index.files:
-        if not file.file.endswith(".py"):
+        if not file.file.endswith(".py") or not any(f.kind == "function" for f in file.functions):
+            continue  # what the index could not read has no functions
+        read = _read_definitions(root, file.file, sources)
+        if read is None or not any(word in read[0] for word in words):
             continue
-        try:
-            text = sources.get(file.file) or (root / file.file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if not any(word in text for word in words):
-            continue
-        try:
-            tree = definitions_of(text, file.file)
-        except (SyntaxError, ValueError):
-            continue
+        tree = read[1]
         for function in file.functions:
             if function.kind != "function" or (file.file, function.qualname) in anchored:
                 continue
@@ -387,8 +388,31 @@ def _inferred_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: M
             sketches = _computed(node, sketch=True) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
             for equation, sketch in formulas:
                 if any(_may_compute(path.expression, sketch) for path in sketches or []):
-                    findings += _formula_findings(function, equation, node, "what it computes (no anchor)") or []
+                    findings += _formula_findings(function, equation, node, "what it computes (no anchor)", anchored=False) or []
     return findings
+
+
+# Words in code that may spell each operation of a sketch (a sigmoid is an exp, a ReLU a max).
+_CODE_WORDS = {
+    "tanh": ("tanh",), "exp": ("exp", "sigmoid", "softplus"), "log": ("log",), "sin": ("sin",), "cos": ("cos",),
+    "abs": ("abs", "l1_loss"), "max": ("max", "relu", "clamp", "clip"), "min": ("min", "clamp", "clip"),
+    "reduce": ("sum", "mean", "mse_loss", "l1_loss"),
+}  # fmt: skip
+
+
+def _read_definitions(root: Path, path: str, sources: Mapping[str, str]) -> tuple[str, ModuleDefinitions] | None:
+    """A workspace file's text (the editor's, else the disk's through the one reader) and its
+    definitions; None when it cannot be read or parsed (the index reports why)."""
+    text = sources.get(path)
+    if text is None:
+        try:
+            text = read_regular_file(root / path, limit=MAX_FILE_BYTES, inside=root).decode("utf-8")
+        except (UnreadableFile, UnicodeDecodeError):
+            return None
+    try:
+        return text, definitions_of(text, path)  # the edited statement alone when index_edit read it
+    except (SyntaxError, ValueError, MemoryError, RecursionError):  # CPython's parser, past its limits
+        return None
 
 
 def _may_compute(code: Any, paper: Any) -> bool:
@@ -412,12 +436,10 @@ def equation_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Ma
         anchored = [(a, function, equation) for a, function, equation in anchored if equation is not None and equation.latex]
         if not anchored:
             continue
-        try:
-            source = (sources or {}).get(file.file)
-            text = source if source is not None else (root / file.file).read_text(encoding="utf-8")
-            tree = definitions_of(text, file.file)  # the edited statement alone when index_edit read it
-        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        read = _read_definitions(root, file.file, sources or {})
+        if read is None:
             continue  # the index already reports what it could not read
+        text, tree = read
         lines = _LINE_BREAK.split(text)  # as the index counts lines (not str.splitlines: \f, \v)
         for anchor, function, equation in anchored:
             node = _definition(tree, function)

@@ -5,11 +5,14 @@ Both sides are SymPy expressions (read with pipeline/algebra.py's `sympy_algebra
 symbols are bound to the code's names by binding.py. Every symbol on both sides must be bound, one
 to one, or the pair is undecided: a comparison with a free symbol proves nothing.
 
-Bound, the two are compared numerically at random points (positive, so that logs and roots are
-defined) and, when they agree, shown equal symbolically where SymPy can. When they disagree, the
-difference is named by rewriting one side until they agree: a constant factor (a sign is the
-factor -1), a term of the paper the code leaves out, a term the code adds. A difference that none
-of these names stays undecided: precision first."""
+Bound, the two are compared numerically at random points: positive ones, where both must be
+defined (logs, roots), and points of either sign where both are (a dropped ReLU or |·| shows only
+there); when they agree, shown equal symbolically where expanding does it. When they disagree, the
+difference is named by rewriting one side until they agree: a sum for a mean or the reverse, a
+constant factor (a sign is the factor -1), a term of the paper the code leaves out, a term the
+code adds. A difference that none of these names stays undecided: precision first. Without an
+anchor, a term left out is named only when it is one symbol (a bias): a function computing one
+term of a loss is a helper, not a mistake."""
 
 from __future__ import annotations
 
@@ -26,9 +29,12 @@ from ..extract.formula import Formula
 from .binding import bind
 
 POINTS = 6
-MAX_OPERATIONS = 150  # larger expressions are left undecided: comparing them costs too much
+MAX_NODES = 400  # larger expressions are left undecided: comparing them costs too much
 _RELATIVE = 1e-7
-
+# A reduction over an index the comparison does not track, evaluated as over three equal elements:
+# a sum and a mean of the same terms then differ (by 3), as they do.
+_SUM, _MEAN = sympy.Function("reduce_sum"), sympy.Function("reduce_mean")
+_REDUCTIONS = {"reduce_sum": lambda value: 3 * value, "reduce_mean": lambda value: value}
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,27 +44,35 @@ class Comparison:
     binding: dict[str, str]  # paper symbol → code name
 
 
-def compare(formula: Formula, computed: Computed) -> Comparison:
+def compare(formula: Formula, computed: Computed, *, anchored: bool) -> Comparison:
+    """`anchored`: the code says it implements the equation (else it was linked by what it computes)."""
     paper, code = formula.expression, computed.expression
-    if sympy.count_ops(paper) > MAX_OPERATIONS or sympy.count_ops(code) > MAX_OPERATIONS:
+    if _larger_than(paper, MAX_NODES) or _larger_than(code, MAX_NODES):
         return Comparison("undecided", "too large to compare", {})
     binding = bind({s.name for s in paper.free_symbols}, {s.name for s in code.free_symbols})
     if isinstance(binding, str):
-        return _left_out(paper, code) or Comparison("undecided", binding, {})
+        return _left_out(paper, code, anchored) or Comparison("undecided", binding, {})
     return _compare_bound(paper, code, binding)
 
 
-def _left_out(paper: sympy.Expr, code: sympy.Expr) -> Comparison | None:
+def _larger_than(expression: sympy.Expr, nodes: int) -> bool:
+    """Whether the expression, as a tree, has more nodes (counted only that far: shared parts make
+    the tree exponentially larger than what holds it)."""
+    return any(count > nodes for count, _ in enumerate(sympy.preorder_traversal(expression)))
+
+
+def _left_out(paper: sympy.Expr, code: sympy.Expr, anchored: bool) -> Comparison | None:
     """A term of the paper whose symbols the code never names, and without which the two agree:
     `γ tanh(αx) + β` against `weight * tanh(alpha * x)` leaves out β."""
     terms = sympy.Add.make_args(sympy.expand(paper))
     for term in terms if len(terms) > 1 else ():
+        if not anchored and not isinstance(term, sympy.Symbol):
+            continue
         rest = paper - term
         binding = bind({s.name for s in rest.free_symbols}, {s.name for s in code.free_symbols})
         if isinstance(binding, str) or not (term.free_symbols - rest.free_symbols):
             continue
-        compared = _compare_bound(rest, code, binding)
-        if compared.outcome == "equivalent":
+        if _compare_bound(rest, code, binding).outcome == "equivalent":
             return Comparison("differs", f"a term is left out: the paper's {_shown(term)}", binding)
     return None
 
@@ -71,7 +85,7 @@ def _compare_bound(paper: sympy.Expr, code: sympy.Expr, binding: dict[str, str])
     if difference is None:
         return Comparison("undecided", "cannot be evaluated at the points tried", binding)
     if difference == "equal":
-        shown = "symbolically" if _simplifies_to_zero(code - paper) else f"numerically at {POINTS} random points"
+        shown = "symbolically" if sympy.expand(code - paper) == 0 else f"numerically at {2 * POINTS} random points"
         return Comparison("equivalent", f"shown {shown}", binding)
     named = _named_difference(code, paper, points)
     if named is None:
@@ -79,16 +93,17 @@ def _compare_bound(paper: sympy.Expr, code: sympy.Expr, binding: dict[str, str])
     return Comparison("differs", named, binding)
 
 
-def _points(symbols: list[sympy.Symbol]) -> list[dict[sympy.Symbol, float]]:
+def _points(symbols: list[sympy.Symbol]) -> list[tuple[bool, dict[sympy.Symbol, float]]]:
+    """(must both sides be defined there, the point): positive points, then points of either sign."""
     chooser = random.Random(16)  # the same points every run: a finding does not come and go
-    return [{s: chooser.uniform(0.2, 1.8) for s in symbols} for _ in range(POINTS)]
+    positive = [(True, {s: chooser.uniform(0.2, 1.8) for s in symbols}) for _ in range(POINTS)]
+    either = [(False, {s: chooser.choice((-1, 1)) * chooser.uniform(0.2, 1.8) for s in symbols}) for _ in range(POINTS)]
+    return positive + either
 
 
 def _value(expression: sympy.Expr, point: dict[sympy.Symbol, float]) -> float | None:
-    symbols = tuple(point)
     try:
-        function = _compiled(expression, symbols)
-        value = complex(function(*point.values()))
+        value = complex(_compiled(expression, tuple(point))(*point.values()))
     except (TypeError, ValueError, ZeroDivisionError, OverflowError, NameError):
         return None
     if abs(value.imag) > 1e-12 or not math.isfinite(value.real):
@@ -102,46 +117,41 @@ def _compiled(expression: sympy.Expr, symbols: tuple[sympy.Symbol, ...]):
     return sympy.lambdify(symbols, expression, modules=[_REDUCTIONS, "math"])
 
 
-# A reduction over an index the comparison does not track, evaluated as over three equal elements:
-# a sum and a mean of the same terms then differ (by 3), as they do.
-_REDUCTIONS = {"reduce_sum": lambda value: 3 * value, "reduce_mean": lambda value: value}
-
-
 def _close(a: float, b: float) -> bool:
     return abs(a - b) <= _RELATIVE * max(1.0, abs(a), abs(b))
 
 
-def _difference(code: sympy.Expr, paper: sympy.Expr, points: list[dict]) -> str | None:
-    """"equal", "different", or None when either side cannot be evaluated."""
-    for point in points:
+def _difference(code: sympy.Expr, paper: sympy.Expr, points: list[tuple[bool, dict]]) -> str | None:
+    """"equal", "different", or None when a side cannot be evaluated where it must be."""
+    for required, point in points:
         left, right = _value(code, point), _value(paper, point)
         if left is None or right is None:
-            return None
+            if required:
+                return None
+            continue
         if not _close(left, right):
             return "different"
     return "equal"
 
 
-def _simplifies_to_zero(expression: sympy.Expr) -> bool:
-    return sympy.expand(expression) == 0 or sympy.simplify(expression) == 0
-
-
-def _named_difference(code: sympy.Expr, paper: sympy.Expr, points: list[dict]) -> str | None:
-    sums, means = sympy.Function("reduce_sum"), sympy.Function("reduce_mean")
-    if paper.has(means) and _difference(code, paper.replace(means, sums), points) == "equal":
+def _named_difference(code: sympy.Expr, paper: sympy.Expr, points: list[tuple[bool, dict]]) -> str | None:
+    if paper.has(_MEAN) and _difference(code, paper.replace(_MEAN, _SUM), points) == "equal":
         return "a sum where the paper averages"
-    if paper.has(sums) and _difference(code, paper.replace(sums, means), points) == "equal":
+    if paper.has(_SUM) and _difference(code, paper.replace(_SUM, _MEAN), points) == "equal":
         return "an average where the paper sums"
-    ratios = [_ratio(code, paper, point) for point in points]
-    if all(r is not None for r in ratios) and all(_close(r, ratios[0]) for r in ratios):
+    # With a reduction on either side, a ratio would hold the three elements it is evaluated over.
+    reduces = paper.has(_SUM, _MEAN) or code.has(_SUM, _MEAN)
+    ratios = [_ratio(code, paper, point) for _, point in points]
+    if not reduces and all(r is not None for r in ratios) and all(_close(r, ratios[0]) for r in ratios):
         factor = sympy.nsimplify(ratios[0], rational=True, tolerance=1e-9)
         if factor == -1:
             return "the sign is flipped: the code's result is the paper's × -1"
         return f"a constant factor: the code's result is the paper's × {factor}"
-    for term in sympy.Add.make_args(sympy.expand(paper)) if isinstance(sympy.expand(paper), sympy.Add) else ():
+    paper_terms, code_terms = sympy.Add.make_args(sympy.expand(paper)), sympy.Add.make_args(sympy.expand(code))
+    for term in paper_terms if len(paper_terms) > 1 else ():
         if _difference(code, paper - term, points) == "equal":
             return f"a term is left out: the paper's {_shown(term)}"
-    for term in sympy.Add.make_args(sympy.expand(code)) if isinstance(sympy.expand(code), sympy.Add) else ():
+    for term in code_terms if len(code_terms) > 1 else ():
         if _difference(code - term, paper, points) == "equal":
             return f"a term is added: {_shown(term)}, which the paper does not have"
     return None

@@ -20,6 +20,8 @@ from ..algebra import SKETCH
 from ..extract.formula import Unreadable
 
 MAX_PATHS = 8  # branches read per function; past this it is left undecided
+MAX_BLOCKS = 32  # blocks read through a function's `if`s (each reads the rest once per branch)
+MAX_VALUE_NODES = 400  # a value's size as a tree; as formulas.MAX_NODES
 MAX_CODE_FORMULA_DEPTH = 60
 
 # Element-wise calls, by the primitive operations of pipeline/algebra.py they are made of.
@@ -34,7 +36,7 @@ _UNARY = {
 }  # fmt: skip
 _BINARY = {
     "maximum": lambda a, x, y: a.apply("max", x, y), "minimum": lambda a, x, y: a.apply("min", x, y),
-    "pow": lambda a, x, y: x**y, "power": lambda a, x, y: x**y,
+    "pow": lambda a, x, y: a.power(x, y), "power": lambda a, x, y: a.power(x, y),
 }  # fmt: skip
 _SAME_VALUE = {"float", "double", "half", "to", "type_as", "contiguous", "view_as", "clone", "detach"}
 _MODULES = {"torch", "np", "numpy", "jnp", "jax", "F", "nn", "math", "functional", "tf", "special"}
@@ -63,10 +65,17 @@ class _Reader:
         self.paths = paths
         self.algebra = algebra
         self.depth = 0
+        self.blocks = 0  # blocks read: each `if` reads the rest of its block once per branch
+        self.nodes = 0  # the size, as a tree, of the value being read (inlined names count whole)
+        self.sizes: dict[str, int] = {}  # of each name's value
 
     def block(self, statements: list[ast.stmt], env: dict[str, Any]) -> bool:
         """Read statements in order; True when every path through them returned."""
+        self.blocks += 1
+        if self.blocks > MAX_BLOCKS:
+            raise Unreadable(f"more than {MAX_BLOCKS} blocks to read through its branches")
         for position, statement in enumerate(statements):
+            self.nodes = 0
             kind = type(statement)
             if kind is ast.Expr and isinstance(statement.value, ast.Constant):
                 continue  # a docstring
@@ -78,13 +87,15 @@ class _Reader:
                 self.paths.append(Computed(self.value(statement.value, env), statement.lineno - 1))
                 return True
             if kind is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name:
-                env[statement.targets[0].id] = self.value(statement.value, env)
+                self.bind(statement.targets[0].id, self.value(statement.value, env), env)
             elif kind is ast.Assign and len(statement.targets) == 1 and _own_attribute(statement.targets[0]):
-                env["self." + statement.targets[0].attr] = self.value(statement.value, env)
+                self.bind("self." + statement.targets[0].attr, self.value(statement.value, env), env)
             elif kind is ast.AnnAssign and type(statement.target) is ast.Name and statement.value is not None:
-                env[statement.target.id] = self.value(statement.value, env)
+                self.bind(statement.target.id, self.value(statement.value, env), env)
             elif kind is ast.AugAssign and type(statement.target) is ast.Name and statement.target.id in env:
-                env[statement.target.id] = self._binary(statement.op, env[statement.target.id], self.value(statement.value, env))
+                name = statement.target.id
+                self.nodes += self.sizes.get(name, 1)
+                self.bind(name, self._binary(statement.op, env[name], self.value(statement.value, env)), env)
             elif kind is ast.If:
                 rest = statements[position + 1 :]
                 for branch in (statement.body, statement.orelse):
@@ -100,7 +111,14 @@ class _Reader:
                 raise Unreadable(f"a {kind.__name__} statement")
         return False
 
+    def bind(self, name: str, value: Any, env: dict[str, Any]) -> None:
+        env[name] = value
+        self.sizes[name] = self.nodes
+
     def value(self, node: ast.expr, env: dict[str, Any]) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_VALUE_NODES:
+            raise Unreadable(f"a value of more than {MAX_VALUE_NODES} operations, its names inlined")
         self.depth += 1
         if self.depth > MAX_CODE_FORMULA_DEPTH:
             raise Unreadable(f"nested more than {MAX_CODE_FORMULA_DEPTH} levels")
@@ -116,9 +134,11 @@ class _Reader:
                 raise Unreadable(f"the constant {node.value!r}")
             return self.algebra.number(repr(node.value))
         if kind is ast.Name:
+            self.nodes += self.sizes.get(node.id, 0)
             return env[node.id] if node.id in env else self.algebra.symbol(node.id)
         if _own_attribute(node):
             key = "self." + node.attr
+            self.nodes += self.sizes.get(key, 0)
             return env[key] if key in env else self.algebra.symbol(node.attr)
         if kind is ast.UnaryOp and type(node.op) in (ast.USub, ast.UAdd):
             operand = self.value(node.operand, env)
@@ -142,7 +162,7 @@ class _Reader:
         if kind is ast.Div:
             return left / right
         if kind is ast.Pow:
-            return left**right
+            return self.algebra.power(left, right)
         raise Unreadable(f"the operator {kind.__name__}")
 
     def _call(self, node: ast.Call, env: dict[str, Any]) -> Any:
@@ -163,8 +183,6 @@ class _Reader:
             low = keywords.get("min") or (arguments[1] if len(arguments) > 1 else None)
             high = keywords.get("max") or (arguments[2] if len(arguments) > 2 else None)
             result = self.value(arguments[0], env)
-            if name == "clamp_min" and len(arguments) > 1:
-                low = arguments[1]
             if low is not None:
                 result = self.algebra.apply("max", result, self.value(low, env))
             if high is not None:

@@ -76,8 +76,8 @@ MAX_CODE_NESTING = 150
 # CPython's parser takes about 0.5 KB per token (1.8 MB of `x = 1` lines: 0.74 GB); the largest file
 # of the 17 official repositories has 12,000 tokens. Past this, a file is not parsed.
 MAX_PYTHON_TOKENS = 250_000
-_TOKEN_RE = re.compile(  # a string counts as one token
-    r'[rRbBuUfF]{0,2}(?:"""[\s\S]*?"""|' r"'''[\s\S]*?'''" r'''|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|\w+|[^\s\w]'''
+_TOKEN_RE = re.compile(  # a string counts as one token; an unclosed one ends the line, in one scan
+    r'[rRbBuUfF]{0,2}(?:"""[\s\S]*?"""|' r"'''[\s\S]*?'''" r'''|"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?)|\w+|[^\s\w]'''
 )
 _MAX_EXPONENT = 1000.0
 _CONFIG_PATH_RE = re.compile(r"[\w./\\-]+\.(?:ya?ml|json|toml|ini|cfg)")

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..algebra import SKETCH
+from ..algebra import SKETCH, Unreadable
 
 MAX_FORMULA_DEPTH = 60
 MAX_FORMULA_CHARS = 2_000  # a longer right-hand side is a derivation, not a formula to compare
@@ -40,25 +40,21 @@ _FUNCTIONS = {"\\tanh": "tanh", "\\exp": "exp", "\\log": "log", "\\ln": "log", "
 _PRODUCTS = {"\\cdot", "\\times", "\\odot", "*"}
 
 
-class Unreadable(ValueError):
-    """What the reader does not know: the equation is left undecided, with this as the reason."""
-
-
 @dataclass(frozen=True, slots=True)
 class Formula:
-    defined: str  # the left-hand side as written ("" when the equation has no defining sign)
-    expression: Any  # built by the algebra the reader was given
+    expression: Any  # the right-hand side, built by the algebra the reader was given
 
 
 def read_formula(latex: str, algebra: Any = SKETCH) -> Formula:
     """The equation's right-hand side (its last, when it is a chain `a = b = c`) as an expression of
     `algebra` (pipeline/algebra.py); Unreadable saying why not."""
     text = latex.strip().rstrip(".,;").strip()
-    signs = [m for m in _DEFINING_RE.finditer(text) if _top_level(text, m.start())]
-    if len(signs) > 2:
-        raise Unreadable("several equations in one")
-    defined = text[: signs[0].start()].strip() if signs else ""
-    right = text[signs[-1].end() :] if signs else text
+    if len(text) > 2 * MAX_FORMULA_CHARS:
+        raise Unreadable("too long to compare")
+    signs = _top_level_signs(text)
+    if len(signs) > 2 or any("," in text[start:end] or "\\\\" in text[start:end] for start, end in zip(signs, signs[1:])):
+        raise Unreadable("several equations in one")  # `a = b, \quad c = d`
+    right = text[signs[-1] :] if signs else text
     if len(right) > MAX_FORMULA_CHARS:
         raise Unreadable("too long to compare")
     tokens = [t for t in _TOKEN_RE.findall(right) if t not in _IGNORED]
@@ -66,14 +62,19 @@ def read_formula(latex: str, algebra: Any = SKETCH) -> Formula:
     expression = parser.expression()
     if parser.position != len(tokens):
         raise Unreadable(f"cannot read {''.join(tokens[parser.position:parser.position + 4])!r}")
-    return Formula(defined, expression)
+    return Formula(expression)
 
 
-def _top_level(text: str, position: int) -> bool:
-    depth = 0
-    for char in text[:position]:
-        depth += 1 if char in "{([" else -1 if char in "})]" else 0
-    return depth == 0
+def _top_level_signs(text: str) -> list[int]:
+    """Where each defining sign outside any brackets ends, in one pass."""
+    ends, depth, position = [], 0, 0
+    for match in _DEFINING_RE.finditer(text):
+        for char in text[position : match.start()]:
+            depth += 1 if char in "{([" else -1 if char in "})]" else 0
+        position = match.start()
+        if depth == 0:
+            ends.append(match.end())
+    return ends
 
 
 class _Parser:
@@ -115,7 +116,7 @@ class _Parser:
 
     def term(self) -> Any:
         product = self.power()
-        while (token := self.peek()) is not None and token not in ("+", "-", ")", "]", "}", ",", "\\right", "|"):
+        while (token := self.peek()) is not None and token not in ("+", "-", ")", "]", "}", ",", "|"):
             if token in _PRODUCTS:
                 self.take()
                 product = product * self.power()
@@ -127,14 +128,15 @@ class _Parser:
         return product
 
     def power(self) -> Any:
-        if self.peek() == "-":  # `a \cdot -b`
+        negated = False
+        while self.peek() == "-":  # `a \cdot -b`
             self.take()
-            return -self.power()
+            negated = not negated
         base = self.atom()
         if self.peek() == "^":
             self.take()
-            base = base ** self.argument()
-        return base
+            base = self.algebra.power(base, self.argument())
+        return -base if negated else base
 
     def argument(self) -> Any:
         """A script or a command's argument: a braced group or a single token."""
@@ -187,7 +189,7 @@ class _Parser:
                 self.take()
                 order = self.expression()
                 self.take("]")
-                return self.argument() ** (1 / order)
+                return self.algebra.power(self.argument(), 1 / order)
             return self.algebra.apply("sqrt", self.argument())
         if token == "\\sum":
             return self.algebra.apply("sum", self._reduction()[0])
@@ -259,6 +261,8 @@ class _Parser:
         summand, upper = self._reduction()
         if len(denominator) == 1 and denominator[0] == upper:
             return self.algebra.apply("mean", summand)
+        if len(denominator) == 1 and denominator[0].isdigit():  # `\frac{1}{2} \sum`: half the sum
+            return self.algebra.apply("sum", summand) / self.algebra.number(denominator[0])
         if len(denominator) != 1 or not (denominator[0].isalpha() or denominator[0].lstrip("\\") in _GREEK):
             raise Unreadable("a sum over what it does not name")
         return self.algebra.apply("sum", summand) / self.algebra.symbol(denominator[0].lstrip("\\"))
@@ -321,18 +325,4 @@ class _Parser:
     def _subscript(self) -> str:
         """A subscript as part of the symbol's name: `x_t`, `W_{Q}`, `\\beta_1` (an index expression
         like `t-1` stays as written)."""
-        if self.peek() != "{":
-            token = self.take()
-            return token.lstrip("\\")
-        self.take("{")
-        parts = []
-        depth = 1
-        while True:
-            token = self.take()
-            depth += 1 if token == "{" else -1 if token == "}" else 0
-            if depth == 0:
-                break
-            if token in _FONTS or token in _NAMES or token in ("{", "}"):
-                continue
-            parts.append(token.lstrip("\\"))
-        return "".join(parts)
+        return "".join(t.lstrip("\\") for t in self._script_tokens() if t not in _FONTS and t not in _NAMES and t not in ("{", "}"))

@@ -621,7 +621,9 @@ class LatexReader:
         current = self.float_stack[-1] if self.float_stack else None
         self._end_paragraph("caption")
         self._walk(TokenStream(tokens), inline=True)
-        caption_text = self._render(tokens)
+        # The caption's text from the walk just made (walking it again would double the work at
+        # every caption nested in it).
+        caption_text = " ".join(self._finish_paragraph(_PendingParagraph(self.builder, "caption", None)).text.split())
         self._end_paragraph()
         if current is not None and not current.caption:
             current.caption = caption_text
