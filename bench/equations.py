@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import machine  # bench/machine.py
 
 from paperlens.pipeline.algebra import SKETCH, sympy_algebra
-from paperlens.pipeline.check.binding import linkable
+from paperlens.pipeline.check.equations import _may_compute as may_compute  # the rule `check` links by
 from paperlens.pipeline.check.formulas import compare
 from paperlens.pipeline.code.formula import read_function
 from paperlens.pipeline.extract.formula import Unreadable, read_formula
@@ -89,7 +89,7 @@ def main() -> int:
                     continue
                 totals["functions read"] += 1
                 for equation, sketch, formula in equations:
-                    if not any(p.expression.operations == sketch.expression.operations and linkable(set(sketch.expression.names), set(p.expression.names)) for p in sketches):
+                    if not any(may_compute(p.expression, sketch.expression) for p in sketches):
                         continue
                     totals["linked pairs"] += 1
                     started = time.perf_counter()

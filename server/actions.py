@@ -240,14 +240,16 @@ async def resolve_code_action(ls: PaperlensServer, action: lsp.CodeAction) -> ls
     if subject is None or ls.root is None:
         return action
     try:
-        decisions = _current_decisions(ls)
+        decisions = await asyncio.to_thread(_current_decisions, ls)  # parsing stays off the loop
     except DecisionsError as err:
         ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"paperlens: {err}"))
         return action
     question, drafted_by = await asyncio.to_thread(lambda: draft_question(subject, llm_client(ls)))
     log.info("question drafted by %s", drafted_by)
     changed = ask(decisions, question, setting=subject.setting, component=subject.component)
-    action.edit = _decisions_edit(decisions_path(ls.root), render_decisions(changed))
+    action.edit = await asyncio.to_thread(_decisions_edit, decisions_path(ls.root), render_decisions(changed))
+    if action.edit is None:  # it became unreadable since: the server writes it, saying why if it cannot
+        action.command = lsp.Command(title=action.title, command=RECORD_DECISION, arguments=[{"ask": subject.id}])
     return action
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import json
 import logging
 import os
 import re
@@ -97,6 +98,14 @@ class PaperlensProtocol(LanguageServerProtocol):
             self._send_response(message.id, error=error)
             return
         super().handle_message(message)
+
+
+def _unparsable(error: Exception) -> bool:
+    """Whether pygls's read loop failed on the message's body itself (not JSON, not UTF-8, nested
+    past the decoder), not on handling a message it could read."""
+    return isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)) or (
+        isinstance(error, RecursionError) and "decoding a JSON" in str(error)
+    )
 
 
 def _first_line(error: Exception) -> str:
@@ -265,7 +274,7 @@ class PaperlensServer(LanguageServer):
             return
         self.reporting_error = True
         try:
-            if source is JsonRpcException and isinstance(error, (ValueError, RecursionError)):
+            if source is JsonRpcException and _unparsable(error):
                 # The message itself could not be parsed (not JSON, or nested past what the decoder
                 # reads): JSON-RPC's answer is a parse error with no id, as the id was never read.
                 log.warning("a message that cannot be parsed: %s", _first_line(error), extra={"to_client": False})

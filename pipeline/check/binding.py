@@ -12,23 +12,42 @@ _ROLE_SPELLINGS = {"gamma": ("weight", "scale"), "beta": ("bias", "shift")}
 
 def bind(paper_names: set[str], code_names: set[str]) -> dict[str, str] | str:
     """Each paper symbol to one code name; or the reason it cannot be done."""
-    by_key: dict[str, list[str]] = {}
-    for name in code_names:
-        by_key.setdefault(_key(name), []).append(name)
+    candidates = _candidates(paper_names, code_names)
     binding: dict[str, str] = {}
     for name in sorted(paper_names):
-        candidates = [c for key in _spellings(name) for c in by_key.get(key, [])]
-        if not candidates:
-            candidates = [c for role in _ROLE_SPELLINGS.get(_key(name), ()) for c in by_key.get(role, [])]
-        if len(set(candidates)) != 1:
-            return f"the paper's {name} has {'no' if not candidates else 'more than one'} name in the code"
-        binding[name] = candidates[0]
+        if len(candidates[name]) != 1:
+            return f"the paper's {name} has {'no' if not candidates[name] else 'more than one'} name in the code"
+        binding[name] = candidates[name][0]
     if len(set(binding.values())) != len(binding):
         return "two of the paper's symbols bind to one name in the code"
     unbound = code_names - set(binding.values())
     if unbound:
         return f"the code uses {', '.join(sorted(unbound))}, which the equation does not name"
     return binding
+
+
+def linkable(paper_names: set[str], code_names: set[str]) -> bool:
+    """Whether a function could compute the equation: each of its names (two at least) stands for a
+    different symbol of the equation; the equation may have more (a term the code leaves out)."""
+    if len(code_names) < 2:
+        return False
+    symbols_of: dict[str, list[str]] = {name: [] for name in code_names}
+    for symbol, names in _candidates(paper_names, code_names).items():
+        for name in names:
+            symbols_of[name].append(symbol)
+    return all(len(symbols) == 1 for symbols in symbols_of.values()) and len({s[0] for s in symbols_of.values()}) == len(code_names)
+
+
+def _candidates(paper_names: set[str], code_names: set[str]) -> dict[str, list[str]]:
+    """For each paper symbol, the code names that may stand for it: its spellings, else its role."""
+    by_key: dict[str, list[str]] = {}
+    for name in sorted(code_names):
+        by_key.setdefault(_key(name), []).append(name)
+    found = {}
+    for name in paper_names:
+        candidates = [c for key in _spellings(name) for c in by_key.get(key, [])]
+        found[name] = sorted(set(candidates or [c for role in _ROLE_SPELLINGS.get(_key(name), ()) for c in by_key.get(role, [])]))
+    return found
 
 
 def _key(name: str) -> str:
@@ -42,18 +61,3 @@ def _spellings(name: str) -> list[str]:
     for spelling in _GREEK_SPELLINGS.get(head, ()):
         keys.append(_key(spelling + rest))
     return keys
-
-
-def linkable(paper_names: set[str], code_names: set[str]) -> bool:
-    """Whether a function could compute the equation: each of its names (two at least) stands for a
-    different symbol of the equation; the equation may have more (a term the code leaves out)."""
-    if len(code_names) < 2:
-        return False
-    matched: set[str] = set()
-    for name in code_names:
-        key = _key(name)
-        symbols = [s for s in paper_names if key in _spellings(s)] or [s for s in paper_names if key in _ROLE_SPELLINGS.get(_key(s), ())]
-        if len(symbols) != 1 or symbols[0] in matched:
-            return False
-        matched.add(symbols[0])
-    return True

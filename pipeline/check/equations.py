@@ -1,6 +1,9 @@
-"""Equation-level checks where an anchor ties a function to an equation: a sum written as a mean (or
-a mean as a sum), a term of the equation that the function's result leaves out, and a dropped minus. Only anchored
-functions are read, so the cost is a few small parses.
+"""Equation-level checks. A function is tied to an equation by an anchor, or linked to one by what it
+computes (its operations applied to names that all stand for the equation's symbols: `_may_compute`,
+read from a sketch, without SymPy). A tied or linked pair is compared as expressions
+(check/formulas.py): equivalent, a named difference (one divergence), or undecided (silence). For an
+anchored function the expressions cannot decide, the older checks remain: a sum written as a mean (or
+a mean as a sum), a term of the equation that the function's result leaves out, and a dropped minus.
 
 What an anchor documents decides what is compared. One in the definition's header (a comment above
 it or on its `def`/`class` line, or in its signature) or in its docstring documents the whole
@@ -422,7 +425,8 @@ def _may_compute(code: Any, paper: Any) -> bool:
 
 
 def equation_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Mapping[str, str] | None = None) -> list[Finding]:
-    """Functions an anchor ties to an equation, compared with it; `sources`: an editor's unsaved texts."""
+    """Functions an anchor ties to an equation or linked to one by what they compute, compared with
+    it; `sources`: an editor's unsaved texts."""
     by_number = {e.number: e for e in spec.equations if e.number}
     by_label = {e.label: e for e in spec.equations if e.label and e.number}
     findings: list[Finding] = []

@@ -1,14 +1,17 @@
-"""An equation's right-hand side as a SymPy expression, read from its LaTeX with ML notation.
+"""An equation's right-hand side as an expression, read from its LaTeX with ML notation, built by
+an algebra of pipeline/algebra.py (a sketch of names and operations by default, SymPy to compare).
 
 Off-the-shelf LaTeX parsers read few real equations and apply school conventions (γ as Euler's
 constant, case folded: ../shared/recipes/latex-to-sympy.md). This reader is small and explicit:
 symbols keep their case, Greek names, decorations and subscripts (`\\hat{x}_t` → `x_hat_t`); fonts
 (`\\mathbf`, `\\boldsymbol`) are dropped; juxtaposition multiplies; `\\frac`, powers, roots,
 `\\cdot`/`\\times`/`\\odot` (element-wise: a product here), `\\tanh`/`\\exp`/`\\log`/`\\sigma(·)`
-(the sigmoid, as ML papers write it)/`\\max(0, ·)`/`\\min`/absolute values. What it cannot read
-(sums and means over an index, norms, expectations, matrices, operator names it does not know)
-makes the whole reading None: a comparison on half an equation would be wrong, so it is not made.
-Nesting is bounded by an explicit count (MAX_FORMULA_DEPTH), never by Python's recursion limit."""
+(the sigmoid, as ML papers write it)/`\\max(0, ·)`/`\\min`/absolute values; sums over an index
+(`\\sum_i x_i` sums x), means (`\\frac{1}{N}\\sum_{i=1}^{N}`, `\\mathbb{E}[·]`). What it cannot read
+(norms, matrices and their products, operator names it does not know, several equations in one)
+raises Unreadable: a comparison on half an equation would be wrong, so it is not made. Nesting and
+length are bounded by explicit counts (MAX_FORMULA_DEPTH, MAX_FORMULA_CHARS), never by Python's
+recursion limit."""
 
 from __future__ import annotations
 

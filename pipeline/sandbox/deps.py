@@ -31,6 +31,7 @@ import ast
 import configparser
 import functools
 import json
+import os
 import posixpath
 import re
 import sys
@@ -44,6 +45,8 @@ import yaml
 from ...schemas.code import CodeLocation
 from ...schemas.smoke import DependencyIssue
 from ..code import workspace_files
+from ..code.python import parse_module
+from ..files import UnreadableFile, read_regular_file
 from ..nesting import YAML_LOADER, TooDeep, load_json, load_toml, load_yaml
 from ..extract.knowledge import KNOWLEDGE_DIR
 
@@ -132,8 +135,8 @@ class ImportSite:
 def imports_of(file: str, source: str) -> list[ImportSite]:
     """Every absolute import of one Python file, in source order; [] when it does not parse."""
     try:
-        tree = ast.parse(source, filename=file)
-    except (SyntaxError, ValueError):
+        tree = parse_module(source, file)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):  # incl. CPython's parser past its limits
         return []
     sites: list[ImportSite] = []
     _collect(tree.body, file, True, sites)
@@ -279,11 +282,11 @@ def _is_tooling(path: Path) -> bool:
 
 
 def _read_text(path: Path) -> str | None:
+    if not os.path.lexists(path):
+        return None
     try:
-        if not path.is_file() or path.stat().st_size > _MAX_BYTES:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_regular_file(path, limit=_MAX_BYTES).decode("utf-8", errors="replace")
+    except UnreadableFile:
         return None
 
 
@@ -530,8 +533,8 @@ def _read_setup(root: Path, declarations: _Declarations) -> None:
     text = _read_text(root / "setup.py")
     if text is not None:
         try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+            tree = parse_module(text, "setup.py")
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
             tree = None
         if tree is not None:
             lines = text.splitlines()

@@ -37,7 +37,9 @@ from pathlib import Path
 
 from ...schemas.code import CodeLocation
 from ...schemas.smoke import ErrorClass, Frame, SmokeFailure
-from ..code import EXCLUDED_DIRECTORIES
+from ..code import EXCLUDED_DIRECTORIES, MAX_FILE_BYTES
+from ..code.python import parse_module
+from ..files import UnreadableFile, read_regular_file
 from .deps import distribution_for
 
 __all__ = ["classify", "failures_of"]
@@ -562,8 +564,9 @@ def _summary_failure(entry: re.Match, context: _Context) -> SmokeFailure:
 def _definition_line(context: _Context, file: str, names: list[str]) -> int | None:
     """The 0-based line of `Class.function` in a workspace file; 0 for the module itself."""
     try:
-        tree = ast.parse((context.workspace / file).read_text(encoding="utf-8", errors="replace"))
-    except (OSError, SyntaxError, ValueError):
+        data = read_regular_file(context.workspace / file, limit=MAX_FILE_BYTES, inside=context.workspace)
+        tree = parse_module(data.decode("utf-8", errors="replace"), file)
+    except (UnreadableFile, SyntaxError, ValueError, MemoryError, RecursionError):
         return 0 if not names else None
     scope: list[ast.stmt] = tree.body
     line = 0

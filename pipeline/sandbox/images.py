@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import json
 import os
 import threading
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ...schemas.smoke import DEFAULT_SANDBOX_IMAGE, SandboxSettings
+from ..nesting import load_json
 from .errors import Cancelled, SandboxUnavailable
 
 WORKSPACE_IMAGE = "paperlens-ws"
@@ -174,10 +174,10 @@ def copy_sources(dockerfile: str) -> list[str] | None:
         rest = " ".join(args)
         if rest.startswith("["):
             try:
-                args = json.loads(rest)
-            except json.JSONDecodeError:
+                args = load_json(rest)
+            except ValueError:  # not JSON, or nested past reading
                 return None
-            if not all(isinstance(arg, str) for arg in args):
+            if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
                 return None
         if len(args) < 2:
             return None
