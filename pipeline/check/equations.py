@@ -20,7 +20,7 @@ import functools
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -237,10 +237,33 @@ def _returns_of(node: ast.AST) -> list[ast.Return]:
     return found
 
 
+class _Memo:
+    """A bounded, thread-safe memo (the editor's analyses run in several threads): what was computed
+    for a key, the least recently used forgotten first."""
+
+    def __init__(self, entries: int) -> None:
+        self._items: OrderedDict[tuple, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self._entries = entries
+
+    def get(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = compute()
+        with self._lock:
+            self._items[key] = value
+            if len(self._items) > self._entries:
+                self._items.popitem(last=False)
+        return value
+
+
 # What one anchored definition gives, by everything it depends on: an edit elsewhere in the file
 # (the editor re-checks the whole file on each) reuses it instead of walking the definition again.
-_COMPARED: OrderedDict[tuple, list[Finding]] = OrderedDict()
-_COMPARED_ENTRIES = 1024
+_COMPARED = _Memo(1024)
+# What a function and an equation gave, by the function's tree (with its lines) and the equation.
+_DECIDED = _Memo(1024)
 
 
 def _compared(function: FunctionSite, equation: Equation, node: ast.AST, anchor_line: int, lines: list[str]) -> list[Finding]:
@@ -250,14 +273,7 @@ def _compared(function: FunctionSite, equation: Equation, node: ast.AST, anchor_
         anchor_line, lines[anchor_line] if anchor_line < len(lines) else "", equation.id, equation.number, equation.latex,
         "\n".join(lines[node.lineno - 1 : node.end_lineno]),
     )  # fmt: skip
-    if (cached := _COMPARED.get(key)) is not None:
-        _COMPARED.move_to_end(key)
-        return cached
-    found = _compare(function, equation, node, anchor_line, lines)
-    _COMPARED[key] = found
-    if len(_COMPARED) > _COMPARED_ENTRIES:
-        _COMPARED.popitem(last=False)
-    return found
+    return _COMPARED.get(key, lambda: _compare(function, equation, node, anchor_line, lines))
 
 
 def _compare(function: FunctionSite, equation: Equation, node: ast.AST, anchor_line: int, lines: list[str]) -> list[Finding]:
@@ -321,27 +337,11 @@ def _formula_findings(function: FunctionSite, equation: Equation, node: ast.AST,
     ]  # fmt: skip
 
 
-# What a function and an equation gave, by the function's tree (with its lines) and the equation:
-# the editor asks again after every edit of the file (from analyses in several threads).
-_DECIDED: OrderedDict[tuple[str, str, bool], tuple | None] = OrderedDict()
-_DECIDED_LOCK = threading.Lock()
-
-
 def _decided(node: ast.AST, latex: str, anchored: bool) -> tuple | None:
     """A function against an equation: None when undecided, (False,) when a path of it computes the
     equation (the others are variants), else (True, the differing return's line, code, paper, the
     Comparison)."""
-    key = (ast.dump(node, include_attributes=True), latex, anchored)
-    with _DECIDED_LOCK:
-        if key in _DECIDED:
-            _DECIDED.move_to_end(key)
-            return _DECIDED[key]
-    decided = _decide(node, latex, anchored)
-    with _DECIDED_LOCK:
-        _DECIDED[key] = decided
-        if len(_DECIDED) > _COMPARED_ENTRIES:
-            _DECIDED.popitem(last=False)
-    return decided
+    return _DECIDED.get((ast.dump(node, include_attributes=True), latex, anchored), lambda: _decide(node, latex, anchored))
 
 
 def _decide(node: ast.AST, latex: str, anchored: bool) -> tuple | None:
