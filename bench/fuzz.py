@@ -233,6 +233,15 @@ def _insert_tokens(rng: random.Random, data: bytes, tokens: list[bytes]) -> tupl
     return out, f"insert {n} token(s): {b' '.join(chosen)[:80]!r}"
 
 
+def _replace_number(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    numbers = list(re.finditer(rb"(?<![\d.])\d+(?![\d.])", data[: 4 * MB]))
+    if not numbers:
+        return data, "number: none"
+    m = rng.choice(numbers)
+    value = rng.choice([b"0", b"-1", b"2147483648", b"99999999999999999999", b"1e309"])
+    return data[: m.start()] + value + data[m.end() :], f"the number at byte {m.start()} replaced by {value.decode()}"
+
+
 def _huge_line(rng: random.Random, data: bytes, units: list[bytes]) -> tuple[bytes, str]:
     unit = rng.choice(units)
     size = rng.choice([64 * 1024, 256 * 1024, MB])
@@ -489,23 +498,13 @@ def l_random(rng, ctx):
     for _ in range(rng.randint(1, 4)):
         path = ctx.main if rng.random() < 0.6 or len(ctx.tex) < 2 else rng.choice(ctx.tex)
         data = path.read_bytes()
-        op = rng.choice(["flip", "truncate", "duplicate", "delete_braces", "tokens", "tokens", "splice", "huge_line", "zero"])
-        if op == "flip":
-            data, what = _flip(rng, data)
-        elif op == "truncate":
-            data, what = _truncate(rng, data)
-        elif op == "duplicate":
-            data, what = _duplicate(rng, data)
-        elif op == "delete_braces":
-            data, what = _delete_brackets(rng, data, b"{}")
-        elif op == "tokens":
-            data, what = _insert_tokens(rng, data, LATEX_TOKENS)
-        elif op == "splice":
-            data, what = _splice(rng, data, rng.choice(ctx.tex).read_bytes())
-        elif op == "huge_line":
-            data, what = _huge_line(rng, data, [b"$x$ ", b"word ", b"{", b"\\alpha", b"0.1, ", b"& ", b"\\\\"])
-        else:
-            data, what = _zero(rng, data)
+        data, what = rng.choice([
+            lambda d: _flip(rng, d), lambda d: _truncate(rng, d), lambda d: _duplicate(rng, d),
+            lambda d: _delete_brackets(rng, d, b"{}"), lambda d: _insert_tokens(rng, d, LATEX_TOKENS),
+            lambda d: _insert_tokens(rng, d, LATEX_TOKENS), lambda d: _splice(rng, d, rng.choice(ctx.tex).read_bytes()),
+            lambda d: _huge_line(rng, d, [b"$x$ ", b"word ", b"{", b"\\alpha", b"0.1, ", b"& ", b"\\\\"]),
+            lambda d: _zero(rng, d),
+        ])(data)  # fmt: skip
         path.write_bytes(data)
         details.append(f"{path.relative_to(ctx.folder)}: {what}")
     return "; ".join(details)
@@ -704,26 +703,11 @@ def p_random(rng, pdf, out):
     data = _pdf_bytes(pdf) if rng.random() < 0.5 else _pdf_uncompressed(pdf)
     details = []
     for _ in range(rng.randint(1, 4)):
-        op = rng.choice(["flip", "flip", "zero", "duplicate", "truncate", "tokens", "number"])
-        if op == "flip":
-            data, what = _flip(rng, data, most=64)
-        elif op == "zero":
-            data, what = _zero(rng, data)
-        elif op == "duplicate":
-            data, what = _duplicate(rng, data)
-        elif op == "truncate":
-            data, what = _truncate(rng, data)
-        elif op == "tokens":
-            data, what = _insert_tokens(rng, data, PDF_TOKENS)
-        else:
-            numbers = list(re.finditer(rb"(?<![\d.])\d+(?![\d.])", data[:4 * MB]))
-            if numbers:
-                m = rng.choice(numbers)
-                value = rng.choice([b"0", b"-1", b"2147483648", b"99999999999999999999", b"1e309"])
-                data = data[: m.start()] + value + data[m.end():]
-                what = f"the number at byte {m.start()} replaced by {value.decode()}"
-            else:
-                what = "number: none"
+        data, what = rng.choice([
+            lambda d: _flip(rng, d, most=64), lambda d: _flip(rng, d, most=64), lambda d: _zero(rng, d),
+            lambda d: _duplicate(rng, d), lambda d: _truncate(rng, d), lambda d: _insert_tokens(rng, d, PDF_TOKENS),
+            lambda d: _replace_number(rng, d),
+        ])(data)  # fmt: skip
         details.append(what)
     out.write_bytes(data)
     return "; ".join(details)
@@ -1009,21 +993,13 @@ def w_random(rng, ctx, case):
         data = path.read_bytes()
         brackets = b"[]{}()" if path.suffix in (".py", ".json", ".ipynb", ".toml") else b"[]{}:-"
         for _ in range(rng.randint(1, 4)):
-            op = rng.choice(["flip", "truncate", "duplicate", "brackets", "tokens", "tokens", "huge_line", "splice"])
-            if op == "flip":
-                data, what = _flip(rng, data)
-            elif op == "truncate":
-                data, what = _truncate(rng, data)
-            elif op == "duplicate":
-                data, what = _duplicate(rng, data)
-            elif op == "brackets":
-                data, what = _delete_brackets(rng, data, brackets)
-            elif op == "tokens":
-                data, what = _insert_tokens(rng, data, CODE_TOKENS)
-            elif op == "huge_line":
-                data, what = _huge_line(rng, data, [b"x", b"0.1, ", b"[", b"- ", b"lr = 0.1; ", b" "])
-            else:
-                data, what = _splice(rng, data, rng.choice(files).read_bytes())
+            data, what = rng.choice([
+                lambda d: _flip(rng, d), lambda d: _truncate(rng, d), lambda d: _duplicate(rng, d),
+                lambda d: _delete_brackets(rng, d, brackets), lambda d: _insert_tokens(rng, d, CODE_TOKENS),
+                lambda d: _insert_tokens(rng, d, CODE_TOKENS),
+                lambda d: _huge_line(rng, d, [b"x", b"0.1, ", b"[", b"- ", b"lr = 0.1; ", b" "]),
+                lambda d: _splice(rng, d, rng.choice(files).read_bytes()),
+            ])(data)  # fmt: skip
             details.append(f"{ctx.rel(path)}: {what}")
         path.write_bytes(data)
         case.touched.append(ctx.rel(path))
