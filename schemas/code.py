@@ -118,6 +118,7 @@ class ConfigReference(Model):
     path: str = Field(description="As written (a Hydra config name gets its folder and `.yaml`).")
     resolved: str | None = Field(default=None, description="The workspace file it names, when one is found.")
     location: CodeLocation
+    command: str | None = Field(default=None, description="The launcher's command that loads it (a documented run), None when code names it.")
 
 
 class Launch(Model):

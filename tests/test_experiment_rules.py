@@ -679,3 +679,46 @@ def test_a_technique_switched_off_beside_its_value_is_not_turned_on(tmp_path):
     assert [f for f in _check(tmp_path, TRAINING, files) if f.kind == "guess"] == []
     files = {"configs/train.yaml": "model:\n  use_ema: true\n  ema_decay: 0.9999\n"}
     assert [f.setting for f in _check(tmp_path / "on", TRAINING, files) if f.kind == "guess"] == ["ema_decay"]
+
+
+def test_a_switch_alone_turns_on_the_technique_it_names(tmp_path):
+    files = {"configs/imagenet.py": "model = dict(type='Net', depth=12, diffusion_use_ema=True)\n"}
+    [finding] = [f for f in _check(tmp_path, TRAINING, files) if f.kind == "guess"]
+    assert (finding.setting, finding.severity, finding.code.line + 1, finding.code_value) == ("ema_decay", "info", 1, "True")
+    off = {"configs/imagenet.py": "model = dict(type='Net', depth=12, diffusion_use_ema=False)\n"}
+    assert [f for f in _check(tmp_path / "off", TRAINING, off) if f.kind == "guess"] == []
+    named = TRAINING + "\nWe evaluate an EMA of the weights.\n"
+    assert [f for f in _check(tmp_path / "named", named, files) if f.kind == "guess"] == []
+
+
+TWO_EXPERIMENTS = r"""
+\section{Experiments}
+The MNIST T-Shirt DDPMs were trained with the Adam optimizer and a batch size of 128.
+For CelebA-HQ we chose a batch size of 64.
+"""
+
+
+def test_a_config_a_plain_python_command_runs_is_one_process(tmp_path):
+    files = {
+        "config/tshirt.yaml": "train_batch_size: 64\n",
+        "config/celeba_hq.yaml": "train_batch_size: 64\n",
+        "main.py": "import hydra\nimport accelerate\n",
+        "README.md": "```\npython main.py --config-name=tshirt\n```\n",
+    }
+    [finding] = _check(tmp_path / "python", TWO_EXPERIMENTS, files)
+    assert (finding.kind, finding.code.file, finding.code_value, finding.paper_value) == ("divergence", "config/tshirt.yaml", "64", "128")
+    # Started on two processes, or by code that may start its own, 64 per process may be the paper's 128.
+    for name, readme, imports in (
+        ("torchrun", "torchrun --nproc_per_node=2 main.py --config-name=tshirt", "import accelerate\n"),
+        ("launch", "accelerate launch main.py --config-name=tshirt", "import accelerate\n"),
+        ("spawns", "python main.py --config-name=tshirt", "import accelerate\nimport torch.multiprocessing as mp\n"),
+    ):
+        changed = {**files, "README.md": f"```\n{readme}\n```\n", "main.py": "import hydra\n" + imports}
+        assert _check(tmp_path / name, TWO_EXPERIMENTS, changed) == [], name
+
+
+def test_a_files_short_form_of_an_experiments_name_names_its_runs(tmp_path):
+    files = {"config/delete_tshirt.yaml": "train_batch_size: 64\n", "config/delete_celeb.yaml": "train_batch_size: 64\n"}
+    # `celeb` names CelebA-HQ: 64 is that experiment's, not the T-Shirt run's.
+    [finding] = _check(tmp_path, TWO_EXPERIMENTS, files)
+    assert (finding.code.file, finding.paper_value) == ("config/delete_tshirt.yaml", "128")

@@ -31,7 +31,7 @@ from ...schemas import (
 )
 from ..decisions import DECISIONS_PATH
 from ..text import readable
-from ..code.knowledge import code_vocabulary, is_part_setting, is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds, stage_named_by
+from ..code.knowledge import code_vocabulary, is_part_setting, is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds, spawns_processes, technique_switched, stage_named_by
 from ..code.launchers import command_numbers
 from ..code.sites import SourceText
 from ..extract.components import find_mentions
@@ -43,7 +43,7 @@ from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_sta
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
 from .loss_terms import unweighted_terms, weighted_term
-from .scope import fits, fold, for_a_baseline, paragraph_scope, table_scope, holds_no_run, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
+from .scope import fits, fold, for_a_baseline, paragraph_scope, table_scope, holds_no_run, named_in, names_another_experiment, outside_the_paper, paper_names, place_words, scope_of, site_context, site_stage, untold, variant_families
 from .units import code_measure, comparable, paper_measure
 
 # Component kinds where a paper naming one and the code using another is a divergence. Activations
@@ -323,8 +323,9 @@ def _equivalent(code: float, fact: _Fact, site: ValueSite) -> bool:
 
 def _split_batch(code: float, paper: float, site: ValueSite, file: FileIndex, context: WorkspaceContext) -> bool:
     """Whether the code's batch is the paper's split over accumulation steps (given in the same file)
-    or over the processes a distributed run starts (a power of two up to 64; their number is not
-    known): the batch size of a DataLoader, a trainer or a config is per process and per step."""
+    or over the processes its run starts: as many as the documented runs say (a plain `python` is one
+    process unless the code spawns its own), else a power of two up to 64 in a distributed workspace.
+    The batch size of a DataLoader, a trainer or a config is per process and per step."""
     if code <= 0 or any(word in site.name.lower() for word in ("global", "total", "effective")):
         return False
     ratio = paper / code
@@ -333,13 +334,26 @@ def _split_batch(code: float, paper: float, site: ValueSite, file: FileIndex, co
     steps = {float(s.value) for s in file.values if _ACCUMULATION_RE.search(s.name) and isinstance(s.value, (int, float)) and s.value >= 1}
     if site.kind == "command-line":
         steps |= {v for name, v in command_numbers(site.call or "").items() if _ACCUMULATION_RE.search(name) and v >= 1}
-        processes = _processes_of(site.call or "")
-        if processes is not None:  # torchrun --nnodes=8 --nproc_per_node=8: 64 processes
-            return any(math.isclose(code * processes * a, paper) for a in steps | {1.0})
+    runs = _run_processes(site, context)
+    if runs is not None:  # torchrun --nnodes=8 --nproc_per_node=8: 64 processes
+        return any(math.isclose(code * processes * a, paper) for processes in runs for a in steps | {1.0})
     devices = ratio / next((a for a in steps if (ratio / a).is_integer()), 1.0)
     if devices == 1:
         return True
     return context.several_processes and devices <= 64 and int(devices) & (int(devices) - 1) == 0
+
+
+def _run_processes(site: ValueSite, context: WorkspaceContext) -> set[int] | None:
+    """How many processes each documented run giving the site's value starts: its command's, or for a
+    config file those of the commands that load it; None when one of them cannot be told."""
+    if site.kind == "command-line":
+        commands: tuple[str, ...] = (site.call or "",)
+    elif site.kind == "config-file":
+        commands = context.config_commands.get(site.location.file, ())
+    else:
+        return None
+    counts = {_processes_of(command, context.spawns_processes) for command in commands}
+    return None if not counts or None in counts else counts  # type: ignore[return-value]
 
 
 _ACCUMULATION_RE = re.compile(r"accum|update_freq|update-freq")
@@ -349,10 +363,17 @@ _PROCESS_FLAGS = (
 )  # fmt: skip
 
 
-def _processes_of(command: str) -> int | None:
-    """How many processes a launcher command starts (nodes × processes per node), when it says."""
+def _processes_of(command: str, spawning: bool = True) -> int | None:
+    """How many processes a launcher command starts (nodes × processes per node), when it says; one
+    for a plain `python script.py` when the code (`spawning`) starts none of its own."""
     counts = [int(v) for name, v in command_numbers(command).items() if name in _PROCESS_FLAGS and v >= 1 and v.is_integer()]
-    return math.prod(counts) if counts else None
+    if counts:
+        return math.prod(counts)
+    return 1 if not spawning and _PLAIN_PYTHON_RE.match(command) else None
+
+
+# `python train.py`, `CUDA_VISIBLE_DEVICES=0 python3 -u train.py`: one process (not `python -m torch.distributed.run`).
+_PLAIN_PYTHON_RE = re.compile(r"^\s*(?:[A-Z_][A-Z0-9_]*=\S*\s+)*python[\d.]*\s+(?!-m\s+torch\.distributed)")
 
 
 class _SourceLines:
@@ -401,7 +422,11 @@ class WorkspaceContext:
     functions: frozenset[str] = frozenset()  # names of functions and classes the workspace defines
     directories: frozenset[str] = frozenset()  # every folder holding a file read
     several_processes: bool = False  # the workspace launches distributed runs (torch.distributed, accelerate)
+    spawns_processes: bool = False  # its code starts processes itself (Lightning, mp.spawn): `python x.py` may be several
+    # Per config file, the documented commands that load it (a README's `python main.py --config-name=x`).
+    config_commands: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False, compare=False)
     folded_paths: str = ""  # every file's path, folded: what the runs' files are named for (scope.py::untold)
+    path_words: frozenset[str] = frozenset()  # the folded words of every file's path (`celeb`: scope.py::abbreviates)
     has_scripts: bool = False  # the workspace has Python files: its notebooks are demos, not its runs
     # Words of file paths that only some files' paths have (checkerboard, not the package's name).
     rare_path_words: frozenset[str] = frozenset()
@@ -418,7 +443,10 @@ class WorkspaceContext:
             functions=frozenset(function.name for file in index.files for function in file.functions),
             directories=frozenset(str(parent) for file in index.files for parent in Path(file.file).parents if str(parent) != "."),
             several_processes=any(launches_processes(module) for file in index.files for module in file.imported_modules),
+            spawns_processes=any(spawns_processes(module) for file in index.files for module in file.imported_modules),
+            config_commands=_config_commands(index),
             folded_paths=" ".join(fold(file.file) for file in index.files),
+            path_words=frozenset(fold(word) for file in index.files for word in re.split(r"[^A-Za-z0-9]+", str(Path(file.file).with_suffix("")))),
             has_scripts=any(file.language == "python" for file in index.files),
             rare_path_words=_rare_path_words([file.file for file in index.files]),
             variants={file.file: _variants_of(file) for file in index.files},
@@ -428,6 +456,15 @@ class WorkspaceContext:
     def variant_values(self, family: tuple[str, ...], file: str, own: dict[tuple[str, ...], tuple[float, ...]]) -> list[float]:
         """The values the family's sites give: `own`, those of `file` as it is now, and the rest's as last read."""
         return [*own.get(family, ()), *(v for other, families in self.variants.items() if other != file for v in families.get(family, ()))]
+
+
+def _config_commands(index: CodeIndex) -> dict[str, tuple[str, ...]]:
+    commands: dict[str, list[str]] = {}
+    for file in index.files:
+        for reference in file.config_references:
+            if reference.resolved and reference.command:
+                commands.setdefault(reference.resolved, []).append(reference.command)
+    return {config: tuple(dict.fromkeys(found)) for config, found in commands.items()}
 
 
 def _run_configs(index: CodeIndex) -> dict[str, str]:
@@ -484,13 +521,11 @@ def _cites_equation_of(site: ValueSite, cited: dict[str, set[str]], equations: f
     return any((site.call == owner or site.call.startswith(owner + ".")) and targets & equations for owner, targets in cited.items())
 
 
-def _switched_off(switch: str | None, file: FileIndex) -> bool:
+def _switched_off(setting: str, file: FileIndex) -> bool:
     """`use_ema: false` beside `ema_decay: 0.9999`: the technique's value is given, the technique off."""
-    if switch is None:
-        return False
-    pattern = re.compile(rf"^(?:use|enable|with|do|apply)_?{switch}|^{switch}_?(?:enabled|on)$")
+    technique = hyperparameter_vocabulary().entries[setting].technique
     return any(
-        site.value is False and pattern.match(site.name.rsplit(".", 1)[-1].lstrip("-").replace("-", "_").lower())
+        site.value is False and (switched := technique_switched(site.name)) and hyperparameter_vocabulary().entries[switched].technique == technique
         for site in file.values
     )
 
@@ -611,10 +646,11 @@ def _check_value(
             return None  # the paper states it only in another measure ("4M tokens"): another quantity
         # "The decoder is a DiT with a patch size of 2" says nothing of an encoder's patch size.
         here = site_context(site) + context.run_configs.get(file.file, "")
+        here_words = place_words(site)
         told = [
             fact
             for fact in facts
-            if fits(fact.scope, here) and not (fact.scope and names_another_experiment(site, fact.scope, side.names, partly=True))
+            if fits(fact.scope, here, here_words) and not (fact.scope and names_another_experiment(site, fact.scope, side.names, partly=True))
         ]
         # Stated for a model or dataset no run's files are named for (a GTrXL, CIFAR-10 in a repository
         # of train.py and tlm.py): no run can be told apart by it, so it speaks for every run that
@@ -623,13 +659,17 @@ def _check_value(
             fact
             for fact in facts
             if fact not in told
-            and untold(fact.scope, context.folded_paths)
+            and untold(fact.scope, context.folded_paths, context.path_words)
             and not names_another_experiment(site, fact.scope, side.names)
         ]
         # A run that names its experiment (configs/vit_l.yaml) does not agree with the values of the
         # experiments other runs' files are named for (ViT-B's); it agrees with any other value stated.
         identified = any(fact.scope for fact in told)
-        agreeing = [f for f in facts if f in told or not identified or not f.scope or not any(n in context.folded_paths for n in f.scope)]
+        agreeing = [
+            f
+            for f in facts
+            if f in told or not identified or not f.scope or not any(named_in(n, context.folded_paths, context.path_words) for n in f.scope)
+        ]
         if any(_equivalent(code_value, fact, site) for fact in agreeing):
             return None
         if is_part_setting(name) and site.name.rsplit(".", 1)[-1].lower().startswith("max") and all(code_value >= f.value for f in agreeing):
@@ -654,7 +694,7 @@ def _check_value(
             confidence = min(confidence, SYMBOL_NAMES_CONFIDENCE)
             notes.append(f"matched by the symbol's name `{site.name}` only")
         processes = _processes_of(site.call or "") if site.kind == "command-line" else None
-        if name == "batch_size" and processes:
+        if name == "batch_size" and processes and processes > 1:
             notes.append(f"{site.raw} per process × {processes} processes = {_number(code_value * processes)} per step")
         if site.kind == "config-file" and not read_by_code:
             confidence = min(confidence, 0.8)
@@ -705,7 +745,7 @@ def _check_value(
                 notes.append(f"the paper leaves it open for {needed_by}; this value may belong to something else")
         shown = side.symbols.get(name, name.replace("_", " "))
         processes = _processes_of(site.call or "") if site.kind == "command-line" and name == "batch_size" else None
-        if processes:
+        if processes and processes > 1:
             notes.append(f"{site.raw} per process × {processes} processes = {_number(code_value * processes)} per step")
         return Finding(
             id=_site_id("guess", name, site.location),
@@ -725,28 +765,49 @@ def _check_value(
             ],
         )
     if name in side.unmentioned and site_stage(site) in (None, "training") and code_value != 0:
-        entry = hyperparameter_vocabulary().entries[name]
-        if _delegated_run(site, side, context) or _switched_off(entry.technique_switch, file):
+        if _switched_off(name, file):
             return None
-        technique = entry.technique
-        return Finding(
-            id=_site_id("guess", name, site.location),
-            kind="guess",
-            severity="info",
-            confidence=0.5,
-            confidence_note=f"no word of the paper names {technique}; its training is described at {side.unmentioned[name].location.short()}",
-            message=f"{site.name} = {site.raw} turns on {technique}, which the paper never mentions",
-            setting=name,
-            component=site.component,
-            code=site.location,
-            code_value=site.raw,
-            paper=[side.unmentioned[name]],
-            fixes=[
-                Fix(kind="record-assumption", title=f"Record {site.name} = {site.raw} as an explicit assumption"),
-                Fix(kind="ask-authors", title=f"Ask the authors whether they used {technique}"),
-            ],
-        )
+        return _unmentioned_finding(site, name, side, context)
     return None
+
+
+def _unmentioned_finding(site: ValueSite, setting: str, side: PaperFacts, context: WorkspaceContext) -> Finding | None:
+    """A value or a switch that turns on a technique no word of the paper names (clipping, an EMA)."""
+    if _delegated_run(site, side, context):
+        return None
+    technique = hyperparameter_vocabulary().entries[setting].technique
+    return Finding(
+        id=_site_id("guess", setting, site.location),
+        kind="guess",
+        severity="info",
+        confidence=0.5,
+        confidence_note=f"no word of the paper names {technique}; its training is described at {side.unmentioned[setting].location.short()}",
+        message=f"{site.name} = {site.raw} turns on {technique}, which the paper never mentions",
+        setting=setting,
+        component=site.component,
+        code=site.location,
+        code_value=site.raw,
+        paper=[side.unmentioned[setting]],
+        fixes=[
+            Fix(kind="record-assumption", title=f"Record {site.name} = {site.raw} as an explicit assumption"),
+            Fix(kind="ask-authors", title=f"Ask the authors whether they used {technique}"),
+        ],
+    )
+
+
+def _check_switch(site: ValueSite, side: PaperFacts, context: WorkspaceContext, file: FileIndex) -> Finding | None:
+    """`use_ema = True`, `diffusion_use_ema=True`: a switch turning on a technique the paper never
+    names, when no value of that technique in the file says so already."""
+    if site.value is not True or not site.live or site.overridden or site_stage(site) not in (None, "training"):
+        return None
+    setting = technique_switched(site.name)
+    if setting is None or setting not in side.unmentioned:
+        return None
+    technique = hyperparameter_vocabulary().entries[setting].technique
+    valued = {name for name, entry in hyperparameter_vocabulary().entries.items() if entry.technique == technique}
+    if any(other.normalized_name in valued and other.live and other.value for other in file.values):
+        return None  # `ema_decay: 0.999` beside it is reported
+    return _unmentioned_finding(site, setting, side, context)
 
 
 def _decoupled_decay_unknown(site: ComponentSite, values: dict[tuple[str, int], list[ValueSite]]) -> bool:
@@ -919,6 +980,7 @@ def check_file(
             _check_value(lines, given, facts, context, file, cited, own_variants),
             _check_loss_weight(given, facts),
             _check_library_default(given, facts),
+            _check_switch(given, facts, context, file),
         )
         for finding in checks:
             if finding is not None:

@@ -109,8 +109,24 @@ def site_context(site: ValueSite) -> str:
     return fold(" ".join(part for part in (site.location.file, site.name, site.call or "") if part))
 
 
-def fits(scope: frozenset[str], context: str) -> bool:
-    return not scope or any(name in context for name in scope)
+def abbreviates(word: str, name: str) -> bool:
+    """Whether a word of a file's path is a short form of a folded name: `celeb` (`delete_celeb.yaml`)
+    of CelebA-HQ. Five letters at least and most of the name, so `mask` is no Mask2Former."""
+    return len(word) >= 5 and name.startswith(word) and len(name) - len(word) < len(word)
+
+
+def named_in(name: str, folded: str, words: frozenset[str]) -> bool:
+    """Whether a place (its folded text and its words) names a folded name, in full or in short."""
+    return name in folded or any(abbreviates(word, name) for word in words)
+
+
+def fits(scope: frozenset[str], context: str, words: frozenset[str] = frozenset()) -> bool:
+    return not scope or any(named_in(name, context, words) for name in scope)
+
+
+def place_words(site: ValueSite) -> frozenset[str]:
+    """The folded words of a site's path, name and call."""
+    return _words_of_place(site.location.file, site.name, site.call or "")
 
 
 def names_another_experiment(site: ValueSite, scope: frozenset[str], paper_names: frozenset[str], *, partly: bool = False) -> bool:
@@ -118,7 +134,7 @@ def names_another_experiment(site: ValueSite, scope: frozenset[str], paper_names
     `scope`: `other_tasks/DINO/README.md` is DINO's run, not the LLaMA 7B's a value is stated for.
     With `partly`, only when it also misses one of the scope's names: `cnn-resnet18-mnist.ipynb` is the
     ResNet-18's MNIST run, not the "MNIST DDPMs'", while `cifar10_vitb.yaml` is a ViT-B run."""
-    words = _words_of_place(site.location.file, site.name, site.call or "")
+    words = place_words(site)
     if partly and scope <= words:
         return False
     return bool((words & paper_names) - scope)
@@ -131,13 +147,13 @@ def _words_of_place(file: str, name: str, call: str) -> frozenset[str]:
     return frozenset(fold(word) for word in re.split(r"[^A-Za-z0-9]+", " ".join((place, name, call))))
 
 
-def untold(scope: frozenset[str], folded_paths: str) -> frozenset[str]:
+def untold(scope: frozenset[str], folded_paths: str, path_words: frozenset[str]) -> frozenset[str]:
     """The models and datasets of a scope, when no file of the workspace (`folded_paths`) is named for
     any of them: no run can be told to be for them or not ("we train a GTrXL for 34k steps" and a
     repository whose files never say GTrXL). Empty when one is (a run whose files do not name
     ImageNet, beside `configs/gmflow_imagenet.py`, is not the ImageNet run)."""
     names = frozenset(name for name in scope if name not in MODULE_NOUNS)
-    return names if not any(name in folded_paths for name in names) else frozenset()
+    return names if not any(named_in(name, folded_paths, path_words) for name in names) else frozenset()
 
 
 # Settings only a training run sets: a command passing one trains.

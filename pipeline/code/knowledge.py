@@ -57,6 +57,7 @@ class CodeVocabulary:
     training_settings: frozenset[str]
     part_settings: frozenset[str]
     distributed_modules: tuple[str, ...]
+    spawning_modules: tuple[str, ...]
     entry_points: frozenset[str]  # functions called by name from outside the code (main, get_config)
     prefixed_settings: frozenset[str]  # settings a name may prefix with its part (diffusion_grad_clip)
     reporting_calls: tuple[str, ...]  # dotted-name endings of calls that only print, log or track
@@ -124,6 +125,7 @@ def code_vocabulary() -> CodeVocabulary:
         training_settings=frozenset(data["training_settings"]),
         part_settings=frozenset(data["part_settings"]),
         distributed_modules=tuple(data["distributed_modules"]),
+        spawning_modules=tuple(data["spawning_modules"]),
         entry_points=frozenset(data["entry_points"]),
         prefixed_settings=frozenset(data["prefixed_settings"]),
         reporting_calls=tuple(data["reporting_calls"]),
@@ -187,6 +189,31 @@ def is_part_setting(setting: str) -> bool:
 def launches_processes(module: str) -> bool:
     """Whether importing `module` makes a run several processes (torch.distributed, accelerate)."""
     return any(module == known or module.startswith(known + ".") for known in code_vocabulary().distributed_modules)
+
+
+@functools.cache
+def _switch_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
+    first: dict[str, str] = {}
+    for setting, entry in hyperparameter_vocabulary().entries.items():
+        if entry.technique_switch:
+            first.setdefault(entry.technique_switch, setting)
+    return tuple(
+        (re.compile(rf"(?:\w+_)?(?:use|enable|with|do|apply)_?{switch}|{switch}(?:_?(?:enabled|on))?"), setting)
+        for switch, setting in first.items()
+    )
+
+
+def technique_switched(name: str) -> str | None:
+    """The setting whose technique a switch of this name turns on or off: `use_ema`,
+    `diffusion_use_ema`, `ema_enabled` → ema_decay (hyperparameters.yaml `named_when_used`)."""
+    word = name.rsplit(".", 1)[-1].lstrip("-").replace("-", "_").lower()
+    return next((setting for pattern, setting in _switch_patterns() if pattern.fullmatch(word)), None)
+
+
+def spawns_processes(module: str) -> bool:
+    """Whether importing `module` lets a script started by a plain `python` start several processes
+    itself (Lightning, mp.spawn)."""
+    return any(module == known or module.startswith(known + ".") for known in code_vocabulary().spawning_modules)
 
 
 def for_evaluation(setting: str, names: Iterable[str | None]) -> bool:

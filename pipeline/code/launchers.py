@@ -51,7 +51,7 @@ def index_launcher(path_rel: str, source: str, language: LauncherLanguage) -> Fi
         for command, pieces in _commands(source, markdown=language == "markdown"):
             sites = _flag_sites(path_rel, command, pieces)
             values += sites
-            references += _config_references(path_rel, pieces)
+            references += _config_references(path_rel, command, pieces)
             launches.append(Launch(script=script_of(command), flags=sorted({site.name.lstrip("-").replace("-", "_") for site in sites})))
     return FileIndex(
         file=path_rel,
@@ -146,7 +146,7 @@ _OUTPUT_FLAG_RE = re.compile(r"^-.*(?:out|save|log|dump|result|write|export)", r
 _CONFIG_NAME_LIST_RE = re.compile(r"(?:--config[-_]name|-cn)[= ]\[(?P<names>[^\]]+)\]")
 
 
-def _config_references(path_rel: str, pieces: list[tuple[int, int, str]]) -> list[ConfigReference]:
+def _config_references(path_rel: str, command: str, pieces: list[tuple[int, int, str]]) -> list[ConfigReference]:
     """The config files a command names (`-c configs/coco.yaml`, `--config-name=delete_tshirt`): the
     run loads them (settle resolves each to a workspace file)."""
     references = []
@@ -156,7 +156,7 @@ def _config_references(path_rel: str, pieces: list[tuple[int, int, str]]) -> lis
             for name in re.finditer(r"[\w./-]+", listed["names"]):
                 at = listed.start("names") + name.start()
                 location = CodeLocation(file=path_rel, line=line, column=column + at, end_line=line, end_column=column + at + len(name[0]))
-                references.append(ConfigReference(path=f"{name[0]}.yaml", location=location))
+                references.append(ConfigReference(path=f"{name[0]}.yaml", location=location, command=command))
         tokens = _tokens(piece)
         for index, token in enumerate(tokens):
             flag = token.split("=", 1)[0] if token.startswith("-") and "=" in token else (tokens[index - 1] if index else "")
@@ -173,7 +173,7 @@ def _config_references(path_rel: str, pieces: list[tuple[int, int, str]]) -> lis
                 continue
             at = max(piece.find(token), 0)
             location = CodeLocation(file=path_rel, line=line, column=column + at, end_line=line, end_column=column + at + len(token))
-            references.append(ConfigReference(path=path, location=location))
+            references.append(ConfigReference(path=path, location=location, command=command))
     return references
 
 

@@ -63,7 +63,7 @@ from ...schemas.code import (
 )
 from ...schemas.paper import Location, Problem
 from .anchors import TextBlock, find_anchors
-from .knowledge import Signature, code_vocabulary, for_evaluation, normalize_name, setting_of
+from .knowledge import Signature, code_vocabulary, for_evaluation, normalize_name, setting_of, technique_switched
 from .settle import WorkspaceFacts, merge_calls, settle
 from .sites import Element, SourceText, Value, component_site, text_component, value_sites
 
@@ -1176,7 +1176,8 @@ class _Indexer:
             if setting in self.vocabulary.text_kinds and type(value) is not str:
                 return  # optimizer = torch.optim.AdamW(...): the component is the call, not a value
         elif not (always and value is not None and (type(value) is not str or kind != "assignment")):
-            return
+            if not (type(value) is bool and technique_switched(last_part or name)):
+                return  # a switch (`use_ema=True`) is kept: it turns a technique on or off
         if location is None:
             location = self.text.location_of_node(node)
         elements = None
