@@ -722,3 +722,24 @@ def test_a_files_short_form_of_an_experiments_name_names_its_runs(tmp_path):
     # `celeb` names CelebA-HQ: 64 is that experiment's, not the T-Shirt run's.
     [finding] = _check(tmp_path, TWO_EXPERIMENTS, files)
     assert (finding.code.file, finding.paper_value) == ("config/delete_tshirt.yaml", "128")
+
+
+def test_a_schedule_stated_for_an_experiment_is_compared_with_that_experiments_runs(tmp_path):
+    body = r"""
+\section{Experiments}
+The MNIST T-Shirt models were trained with Adam and a learning rate of 1e-4 with cosine decay.
+For CelebA-HQ we chose a learning rate of 5e-6.
+"""
+    files = {
+        "config/train_tshirt.yaml": "lr: 1e-4\nlr_scheduler: cosine\n",
+        "config/delete_tshirt.yaml": "lr: 1e-4\nlr_scheduler: constant\n",
+        "config/delete_celeb.yaml": "lr: 5e-6\nlr_scheduler: constant\n",  # no decay stated for CelebA-HQ
+    }
+    [finding] = _check(tmp_path, body, files)
+    assert (finding.setting, finding.code.file, finding.code_value, finding.paper_value) == ("schedule", "config/delete_tshirt.yaml", "constant", "cosine")
+    assert finding.severity == "warning" and "MNIST T-Shirt" in finding.paper[0].quote
+    # Stated for no experiment, it speaks for every run, unless some run uses it.
+    unscoped = body.replace("The MNIST T-Shirt models were", "Models were")
+    assert _check(tmp_path / "unscoped", unscoped, files) == []
+    only_constant = {name: text for name, text in files.items() if name != "config/train_tshirt.yaml"}
+    assert {f.code.file for f in _check(tmp_path / "constant", unscoped, only_constant)} == {"config/delete_tshirt.yaml", "config/delete_celeb.yaml"}

@@ -43,7 +43,7 @@ from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_sta
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
 from .loss_terms import unweighted_terms, weighted_term
-from .scope import fits, fold, for_a_baseline, paragraph_scope, table_scope, holds_no_run, named_in, names_another_experiment, outside_the_paper, paper_names, place_words, scope_of, site_context, site_stage, untold, variant_families
+from .scope import file_words, fits, fold, for_a_baseline, paragraph_scope, table_scope, holds_no_run, named_in, names_another_experiment, outside_the_paper, paper_names, place_words, scope_of, site_context, site_stage, untold, variant_families
 from .units import code_measure, comparable, paper_measure
 
 # Component kinds where a paper naming one and the code using another is a divergence. Activations
@@ -95,6 +95,9 @@ class PaperFacts:
     # Component kinds whose choice the paper needs and never states (its schedule) → what and where.
     unstated_kinds: dict[str, tuple[str, str, Evidence]] = field(default_factory=dict)
     used: dict[str, list[str]] = field(default_factory=dict)  # component kind → names the paper uses
+    # The learning-rate decays the paper names (cosine, constant; not a warm-up), each with what it is
+    # stated for ("MNIST T-Shirt DDPMs were trained ... with cosine decay") and where.
+    schedules: list[tuple[str, frozenset[str], Evidence]] = field(default_factory=list)
     used_evidence: dict[str, Evidence] = field(default_factory=dict)
     names: frozenset[str] = frozenset()  # folded names of models and datasets the prose uses (scope.py)
     delegated_words: frozenset[str] = frozenset()  # what sentences handing settings to another recipe speak of
@@ -186,6 +189,8 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
     for component in used:
         side.used.setdefault(component.kind, []).append(component.name)
         side.used_evidence.setdefault(component.kind, component.evidence)
+        if component.kind == "schedule" and "warmup" not in component.name:
+            side.schedules.append((component.name, scope_of(component.evidence.quote, component.name), component.evidence))
     side.unmentioned = _unmentioned_techniques(spec, reading, used, delegating)
     side.unweighted = unweighted_terms(spec)
     side.library_defaults = next((evidence for evidence, _ in delegating if _LIBRARY_DEFAULTS_RE.search(evidence.quote)), None)
@@ -446,7 +451,7 @@ class WorkspaceContext:
             spawns_processes=any(spawns_processes(module) for file in index.files for module in file.imported_modules),
             config_commands=_config_commands(index),
             folded_paths=" ".join(fold(file.file) for file in index.files),
-            path_words=frozenset(fold(word) for file in index.files for word in re.split(r"[^A-Za-z0-9]+", str(Path(file.file).with_suffix("")))),
+            path_words=frozenset(word for file in index.files for word in file_words(file.file)),
             has_scripts=any(file.language == "python" for file in index.files),
             rare_path_words=_rare_path_words([file.file for file in index.files]),
             variants={file.file: _variants_of(file) for file in index.files},
@@ -869,6 +874,7 @@ def _check_components(
                     fixes=[Fix(kind="record-deviation", title=f"Record {site.name} as a deliberate deviation")],
                 )
             )
+    findings += _check_schedules(sites, side, context)
     for kind, (label, needed_by, evidence) in side.unstated_kinds.items():
         guessed_in: set[str] = set()  # once per file
         for site in sites:
@@ -894,6 +900,48 @@ def _check_components(
                     ],
                 )
             )
+    return findings
+
+
+def _check_schedules(sites: list[ComponentSite], side: PaperFacts, context: WorkspaceContext) -> list[Finding]:
+    """A learning-rate decay in a training run that is not the one the paper names for that run's
+    experiment: a decay stated for an experiment ("MNIST T-Shirt DDPMs ... with cosine decay") is
+    compared with the runs whose files name it; one stated for no experiment, when it is the only one,
+    with every run, and only when no run uses it."""
+    live = [site for site in sites if site.kind == "schedule" and "warmup" not in site.name and site.live and _in_a_training_run(site.location.file, context)]
+    scoped = [(name, scope, evidence) for name, scope, evidence in side.schedules if scope]
+    unscoped = {name for name, scope, _ in side.schedules if not scope}
+    findings = []
+    for site in live:
+        here = fold(f"{site.location.file} {site.symbol}")
+        words = file_words(site.location.file)
+        stated = [(name, evidence) for name, scope, evidence in scoped if fits(scope, here, words)]
+        if not stated and len(unscoped) == 1 and not any(other.name in unscoped for other in live):
+            stated = [(name, evidence) for name, scope, evidence in side.schedules if not scope]
+        if not stated or any(name == site.name for name, _ in stated) or len({name for name, _ in stated}) != 1:
+            continue
+        same_file = [other.name for other in live if other.location.file == site.location.file]
+        if stated[0][0] in same_file:
+            continue  # `cosine if args.cosine else step`: the paper's is one of the file's choices
+        paper_name, evidence = stated[0]
+        findings.append(
+            Finding(
+                id=_site_id("divergence", "schedule", site.location),
+                kind="divergence",
+                severity="warning",
+                confidence=0.7,
+                message=f"the learning rate follows a {site.name} schedule here"
+                + (f" ({site.symbol})" if site.symbol != site.name else "")
+                + f", but the paper uses {paper_name}",
+                setting="schedule",
+                component=site.name,
+                code=site.location,
+                code_value=site.name,
+                paper_value=paper_name,
+                paper=[evidence],
+                fixes=[Fix(kind="record-deviation", title=f"Record the {site.name} schedule as a deliberate deviation")],
+            )
+        )
     return findings
 
 

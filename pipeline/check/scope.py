@@ -140,6 +140,11 @@ def names_another_experiment(site: ValueSite, scope: frozenset[str], paper_names
     return bool((words & paper_names) - scope)
 
 
+def file_words(file: str) -> frozenset[str]:
+    """The folded words of a file's path, without its suffix."""
+    return _words_of_place(file, "", "")
+
+
 @functools.lru_cache(maxsize=8192)
 def _words_of_place(file: str, name: str, call: str) -> frozenset[str]:
     """The folded words of a site's path (without its suffix: `.yaml` names no experiment), name and call."""
