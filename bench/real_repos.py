@@ -56,6 +56,9 @@ class Outcome:
     gaps_unlabelled: list[str] = field(default_factory=list)
     false_alarms: list[str] = field(default_factory=list)
     true_findings: list[str] = field(default_factory=list)
+    # "f computes Eq. (2)": claims of agreement, judged apart (they report no problem).
+    agreements_true: int = 0
+    agreements_false: int = 0
 
 
 def _cli(command: list[str], args: list[str], cache: Path) -> tuple[dict | None, str, float]:
@@ -118,6 +121,11 @@ def measure(repository: str, data: Path, command: list[str]) -> Outcome:
         if label is None:
             outcome.unlabelled.append(where)
             continue
+        if finding["kind"] == "agreement":
+            outcome.agreements_true += label.get("verdict") is True
+            outcome.agreements_false += label.get("verdict") is not True
+            (outcome.true_findings if label.get("verdict") is True else outcome.false_alarms).append(f"{where}  [{label.get('reason', '')}]")
+            continue
         if label.get("verdict") is True:
             outcome.true += 1
             outcome.errors_true += finding["severity"] == "error"
@@ -164,7 +172,7 @@ def main() -> int:
         repositories = [r for r in repositories if r in args.only]
     print(f"machine: {machine()}")
     print(f"paperlens: {args.paperlens}\n")
-    header = f"{'repository':30} {'files':>5} {'runs':>4} {'div':>4} {'guess':>5} {'unimp':>5} {'err':>4} {'warn':>4} {'info':>4}  {'true':>4} {'false':>5} {'unlab':>5}  {'diffs':>5}  {'gaps u/n/?':>10} {'time s':>7}"
+    header = f"{'repository':30} {'files':>5} {'runs':>4} {'div':>4} {'guess':>5} {'unimp':>5} {'agr':>4} {'err':>4} {'warn':>4} {'info':>4}  {'true':>4} {'false':>5} {'unlab':>5}  {'diffs':>5}  {'gaps u/n/?':>10} {'time s':>7}"
     print(header)
     outcomes = []
     for repository in repositories:
@@ -174,7 +182,7 @@ def main() -> int:
         gaps = f"{outcome.gaps_useful}/{outcome.gaps_noise}/{len(outcome.gaps_unlabelled)}"
         print(
             f"{repository:30} {outcome.files:>5} {outcome.runs:>4} "
-            f"{k['divergence']:>4} {k['guess']:>5} {k['unimplemented']:>5} {s['error']:>4} {s['warning']:>4} {s['info'] + s['hint']:>4}  "
+            f"{k['divergence']:>4} {k['guess']:>5} {k['unimplemented']:>5} {k['agreement']:>4} {s['error']:>4} {s['warning']:>4} {s['info'] + s['hint']:>4}  "
             f"{outcome.true:>4} {outcome.false:>5} {len(outcome.unlabelled):>5}  {outcome.differences_found:>2}/{outcome.differences:<2}  {gaps:>10} {outcome.seconds:>7.2f}"
             + (f"  CRASH: {outcome.crashed}" if outcome.crashed else "")
         )
@@ -182,10 +190,12 @@ def main() -> int:
     errors_true, errors_false = sum(o.errors_true for o in outcomes), sum(o.errors_false for o in outcomes)
     useful, noise = sum(o.gaps_useful for o in outcomes), sum(o.gaps_noise for o in outcomes)
     print()
-    print(f"findings: {sum(sum(o.kinds.values()) for o in outcomes)}, labelled {true + false}, unlabelled {sum(len(o.unlabelled) for o in outcomes)}")
-    print(f"precision (labelled findings): {_share(true, true + false)}   target >= 90%")
+    agreements = sum(o.agreements_true + o.agreements_false for o in outcomes)
+    print(f"findings: {sum(sum(o.kinds.values()) for o in outcomes)}, labelled {true + false} (+ {agreements} agreements), unlabelled {sum(len(o.unlabelled) for o in outcomes)}")
+    print(f"precision (labelled findings): {_share(true, true + false)}   target >= 90% (agreements apart)")
     print(f"precision of errors:           {_share(errors_true, errors_true + errors_false)}   target >= 97%")
     print(f"real differences found:        {_share(sum(o.differences_found for o in outcomes), sum(o.differences for o in outcomes))}   target >= 50%")
+    print(f"agreements with an equation:   {sum(o.agreements_true for o in outcomes)} true, {sum(o.agreements_false for o in outcomes)} false")
     print(f"useful gaps (labelled):        {_share(useful, useful + noise)}   target >= 75%; unlabelled {sum(len(o.gaps_unlabelled) for o in outcomes)}")
     print(f"slowest repository:            {max(outcomes, key=lambda o: o.seconds).repository} {max(o.seconds for o in outcomes):.2f} s   target < 2 s")
     print(f"crashes:                       {sum(1 for o in outcomes if o.crashed)}")

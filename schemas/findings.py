@@ -10,7 +10,7 @@ from .base import Model
 from .code import CodeLocation
 from .gaps import Evidence
 
-FindingKind = Literal["divergence", "guess", "unimplemented"]
+FindingKind = Literal["divergence", "guess", "unimplemented", "agreement"]
 
 
 class TextEdit(Model):
@@ -23,7 +23,7 @@ class TextEdit(Model):
 class Fix(Model):
     """A way to resolve a finding; `edit` when it is a change to a workspace file."""
 
-    kind: Literal["use-paper-value", "record-deviation", "record-assumption", "ask-authors"]
+    kind: Literal["use-paper-value", "record-deviation", "record-assumption", "ask-authors", "link-equation"]
     title: str
     edit: TextEdit | None = None
 

@@ -20,7 +20,7 @@ class WorkspaceSettings(Model):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings, description="Smoke runs ([tool.paperlens.sandbox]).")
 
 
-FindingKindSetting = Literal["divergence", "guess", "unimplemented"]
+FindingKindSetting = Literal["divergence", "guess", "unimplemented", "agreement"]
 SeveritySetting = Literal["error", "warning", "info", "hint", "off"]
 
 
@@ -42,7 +42,7 @@ class EditorSettings(Model):
 
     paper: str | None = Field(default=None, description="The paper (file or folder); relative paths are to the workspace. Wins over [tool.paperlens].")
     checks: list[FindingKindSetting] = Field(
-        default=["divergence", "guess", "unimplemented"], description="Which kinds of finding are shown."
+        default=["divergence", "guess", "unimplemented", "agreement"], description="Which kinds of finding are shown."
     )
     severity: dict[FindingKindSetting, SeveritySetting] = Field(
         default_factory=dict, description="Severity per kind of finding, instead of the finding's own; `off` hides the kind."

@@ -172,7 +172,8 @@ async def code_actions(ls: PaperlensServer, params: lsp.CodeActionParams) -> lis
                 else:
                     actions.append(_ask_action(ls, decisions, gap, gap_diagnostic(gap, uri, ls.positions), title))
         actions += _scaffold_actions(ls, paper_file, first[0])
-    actions += _anchor_actions(ls, uri, first[0])
+    offered = {action.title for action in actions}  # a link a comparison found is offered once
+    actions += [action for action in _anchor_actions(ls, uri, first[0]) if action.title not in offered]
     for offer in action_offers:
         actions += await offer(ls, uri)
     return actions

@@ -82,18 +82,22 @@ async def hover(ls: PaperlensServer, params: lsp.HoverParams) -> lsp.Hover | Non
         return None
     line, character = params.position.line, ls.positions.column(uri, params.position)
     findings = [f for f in ls.findings.get(uri, []) if f.code is not None]
+    file = _file_index(ls, uri)
+    function = next((f for f in file.functions if f.location.line == line), None) if file is not None else None
+    equations = equations_of(spec, file, function) if file is not None and function is not None else []
     under = sorted((f for f in findings if _under(f.code, line, character)), key=lambda f: _span_length(f.code))
+    agreed = [f for f in under if f.kind == "agreement"]
+    under = [f for f in under if not (equations and f.kind == "agreement")]  # said with the equations below
     if under:
         return await _finding_hover(ls, uri, under[0])
-    file = _file_index(ls, uri)
     if file is not None:
         if items := items_at(spec, file, line, character):
             anchor = anchor_at(file, line, character)
             assert anchor is not None
             return _hover(ls, items_markdown(spec, await _item_images(ls, items)), to_range(anchor.location, uri, ls.positions))
-        function = next((f for f in file.functions if f.location.line == line), None)
-        if function is not None and (equations := equations_of(spec, file, function)):
-            return _hover(ls, items_markdown(spec, await _item_images(ls, equations), title=f"`{function.name}` implements:"))
+        if function is not None and equations:
+            shown = f" (its result matches: {agreed[0].message.split(': ', 1)[-1]})" if agreed else ""
+            return _hover(ls, items_markdown(spec, await _item_images(ls, equations), title=f"`{function.name}` implements{shown}:"))
         site = value_at(file, line, character)
         if site is not None and ls.facts is not None and (stated := statement_of(ls.facts, site)) is not None:
             return _hover(ls, statement_markdown(spec, site.normalized_name or site.name, *stated), to_range(site.location, uri, ls.positions))
@@ -202,24 +206,39 @@ def workspace_symbols(ls: PaperlensServer, params: lsp.WorkspaceSymbolParams) ->
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
 def code_lenses(ls: PaperlensServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
-    """Over each function an anchor links to equations: "Implements Eq. (3) · 1 open question"."""
+    """Over each function an anchor links to equations: "Implements Eq. (3) · 1 open question", and
+    "· matches it: shown symbolically" once the analysis showed it computes it; over one no anchor
+    links that the analysis showed computes an equation: "Computes Eq. (3): shown numerically"."""
     file, spec = _file_index(ls, params.text_document.uri), ls.spec
     if file is None or spec is None or ls.facts is None:
         return []
+    agreements: dict[int, list[Finding]] = {}
+    for finding in ls.findings.get(params.text_document.uri, []):
+        if finding.kind == "agreement" and finding.status == "open" and finding.code is not None:
+            agreements.setdefault(finding.code.line, []).append(finding)
     lenses = []
     for function in file.functions:
         equations = equations_of(spec, file, function)
-        if not equations:
+        agreed = agreements.get(function.location.line, [])
+        if equations:
+            questions = {g.id for e in equations for g in open_questions(spec, ls.gaps, ls.facts, e)}
+            title = "Implements " + ", ".join(item_name(e) for e in equations)
+            if questions:
+                title += f" · {len(questions)} open question" + ("s" if len(questions) > 1 else "")
+            if agreed:
+                title += " · matches it: " + agreed[0].message.split(": ", 1)[-1]
+            target = equations[0].location
+        elif agreed:
+            said = agreed[0].message.removeprefix(function.qualname + " ")
+            title = said[:1].upper() + said[1:]
+            target = agreed[0].paper[0].location
+        else:
             continue
-        questions = {g.id for e in equations for g in open_questions(spec, ls.gaps, ls.facts, e)}
-        title = "Implements " + ", ".join(item_name(e) for e in equations)
-        if questions:
-            title += f" · {len(questions)} open question" + ("s" if len(questions) > 1 else "")
         where = ls.positions.position(params.text_document.uri, function.location.line, function.location.column)
         lenses.append(
             lsp.CodeLens(
                 range=lsp.Range(start=where, end=where),
-                command=lsp.Command(title=title, command=OPEN_PAPER, arguments=[_location_argument(equations[0].location)]),
+                command=lsp.Command(title=title, command=OPEN_PAPER, arguments=[_location_argument(target)]),
             )
         )
     return lenses

@@ -225,7 +225,7 @@ def test_check_sarif_puts_code_first_and_the_paper_in_related_locations():
     result = run("check", str(EXAMPLE_WORKSPACE), "--format", "sarif", "--fail-on", "never")
     assert result.returncode == 0, result.stderr
     [sarif_run] = json.loads(result.stdout)["runs"]
-    assert {r["id"] for r in sarif_run["tool"]["driver"]["rules"]} == {"paperlens.divergence", "paperlens.guess", "paperlens.unimplemented"}
+    assert {r["id"] for r in sarif_run["tool"]["driver"]["rules"]} == {"paperlens.divergence", "paperlens.guess", "paperlens.unimplemented", "paperlens.agreement"}
     weight_decay = next(r for r in sarif_run["results"] if r["properties"].get("setting") == "weight_decay")
     location = weight_decay["locations"][0]["physicalLocation"]
     assert location["artifactLocation"] == {"uri": "train.py", "uriBaseId": "WORKSPACE"}

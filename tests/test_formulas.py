@@ -35,6 +35,9 @@ def _compared(latex: str, code: str, anchored: bool = True):
         (r"\hat{x}_t = \frac{x_t - \mu}{\sqrt{\sigma^2 + \epsilon}}", "(-mu + x_t)/sqrt(epsilon + sigma**2)"),
         (r"h = \max(0, \mathbf{W}_Q x + b) \cdot s", "s*Max(0, W_Q*x + b)"),
         (r"y = \sigma(z)", "1/(1 + exp(-z))"),
+        # A font or a name without braces around it subscripts with its argument; a bracketed superscript tags.
+        (r"\mathcal{L}_\mathrm{REG} = \mathcal{L}_\mathrm{KL} + \mathcal{L}_\text{MSE}", "L_KL + L_MSE"),
+        (r"x^{(k+1)} = x^{(k)} - \eta g", "-eta*g + x_k"),
     ],
 )
 def test_equations_are_read_with_ml_notation(latex, expected):
@@ -185,16 +188,30 @@ def test_check_reports_a_linked_function_that_leaves_a_term_out_and_is_silent_on
         def squash(x, alpha):
             return torch.tanh(alpha * x)
     """))
-    done = subprocess.run(
-        [sys.executable, "-m", "paperlens.pipeline.cli", "check", str(workspace), "--format", "json", "--fail-on", "never"],
-        capture_output=True, text=True, timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    formula = [f for f in json.loads(done.stdout)["findings"] if f["setting"] == "formula"]
-    assert [(f["code"]["line"], f["message"]) for f in formula] == [
-        (12, "LayerNormParameterized.forward differs from Eq. (1): a term is left out: the paper's beta")
+
+    def formula_findings():
+        done = subprocess.run(
+            [sys.executable, "-m", "paperlens.pipeline.cli", "check", str(workspace), "--format", "json", "--fail-on", "never"],
+            capture_output=True, text=True, timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return [f for f in json.loads(done.stdout)["findings"] if f["setting"] == "formula"]
+
+    formula = formula_findings()
+    assert [(f["kind"], f["code"]["line"], f["message"]) for f in formula] == [
+        ("divergence", 12, "LayerNormParameterized.forward differs from Eq. (1): a term is left out: the paper's beta"),
+        ("agreement", 6, "DynamicTanh.forward computes Eq. (1): shown symbolically"),
     ]
     assert formula[0]["paper"][0]["location"]["line"] == 4 and "gamma → weight" in formula[0]["confidence_note"]
+    # Linked by what they compute, each pair offers to write the anchor, indented as the definition.
+    [link] = [fix for fix in formula[1]["fixes"] if fix["kind"] == "link-equation"]
+    assert link["title"] == "Link `forward` to Eq. (1) of the paper" and link["edit"]["location"]["line"] == 6
+    lines = (workspace / "norms.py").read_text().splitlines(keepends=True)
+    lines.insert(6, link["edit"]["new_text"])
+    (workspace / "norms.py").write_text("".join(lines))
+    assert link["edit"]["new_text"] == "    # Implements Eq. (1) of the paper\n"
+    anchored = [f for f in formula_findings() if f["kind"] == "agreement"]
+    assert [(f["code"]["line"], f["confidence"], f["fixes"]) for f in anchored] == [(7, 0.9, [])]  # the anchor now ties them
 
 
 def test_a_braced_letter_with_a_subscript_is_one_symbol():

@@ -312,7 +312,8 @@ async def test_hover_on_an_anchor_shows_the_equation_as_an_image_with_a_link_to_
     assert "```latex\n" in value  # for a client that shows no images
     assert "sections/method.tex#L" in value
     definition_line, _ = _where(text, "def tempered_weight")
-    assert "implements" in await _hover(client, uri, definition_line, 4)
+    on_the_name = await _hover(client, uri, definition_line, 4)
+    assert "`tempered_weight` implements (its result matches: shown symbolically):" in on_the_name and "**Eq. (3)**" in on_the_name
 
 
 async def test_hover_on_a_value_the_paper_states_quotes_it(client: LanguageClient):
@@ -352,6 +353,7 @@ async def test_document_links_code_lenses_and_workspace_symbols(client: Language
     lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
     tempered = next(lens for lens in lenses if text.splitlines()[lens.range.start.line].startswith("def tempered_weight"))
     assert tempered.command.title.startswith("Implements Eq. (3)") and tempered.command.command == "paperlens.openPaper"
+    assert tempered.command.title.endswith(" · matches it: shown symbolically")  # the analysis compared them
     opened = await client.workspace_execute_command_async(
         lsp.ExecuteCommandParams(command=tempered.command.command, arguments=tempered.command.arguments)
     )

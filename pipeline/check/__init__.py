@@ -1067,7 +1067,7 @@ def check(
         + unimplemented(spec, index)
     )
     findings += [_recorded(f, decisions) for f in workspace_wide]
-    order = {"divergence": 0, "guess": 1, "unimplemented": 2}
+    order = {"divergence": 0, "guess": 1, "unimplemented": 2, "agreement": 3}
     findings.sort(key=lambda f: (order[f.kind], f.code.file if f.code else "~", f.code.line if f.code else 0))
     problems = [f"paper {p.location.short()}: {p.message}" if p.location else f"paper: {p.message}" for p in spec.problems]
     problems += [p.message if p.message.startswith(file.file) else f"{file.file}: {p.message}" for file in index.files for p in file.problems]

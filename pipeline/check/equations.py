@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ...schemas import CodeIndex, CodeLocation, Equation, Evidence, Finding, Fix, FunctionSite, PaperSpec
+from ...schemas import CodeIndex, CodeLocation, Equation, Evidence, Finding, Fix, FunctionSite, PaperSpec, TextEdit
 from ..algebra import SKETCH, sympy_algebra
 from ..code.formula import Computed, read_function
 from ..code import MAX_FILE_BYTES
@@ -287,7 +287,8 @@ def _compare(function: FunctionSite, equation: Equation, node: ast.AST, anchor_l
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
         documented is node or any(documented is r for r in _returns_of(node))
     ):  # the anchor documents what the function returns
-        decided = _formula_findings(function, equation, node, f"the anchor on line {anchor_line + 1}", anchored=True)
+        header = lines[function.location.line] if function.location.line < len(lines) else ""
+        decided = _formula_findings(function, equation, node, f"the anchor on line {anchor_line + 1}", anchored=True, header=header)
         if decided is not None:
             return decided  # the expressions decided; the term and sign counts below would only guess
         findings += [f for f in (_missing_term(function, equation, node), _missing_sign(function, equation, node)) if f]
@@ -318,29 +319,62 @@ def _computed(node: ast.FunctionDef | ast.AsyncFunctionDef, sketch: bool = False
         return None
 
 
-def _formula_findings(function: FunctionSite, equation: Equation, node: ast.AST, linked_by: str, *, anchored: bool) -> list[Finding] | None:
-    """What comparing the equation's expression with the function's says: None when undecided, no
-    finding when a path of the function computes the equation (the others are variants), else one
-    divergence naming the difference, at the `return` that makes it."""
+def _formula_findings(
+    function: FunctionSite, equation: Equation, node: ast.AST, linked_by: str, *, anchored: bool, header: str
+) -> list[Finding] | None:
+    """What comparing the equation's expression with the function's says: None when undecided; when
+    a path of the function computes the equation (the others are variants), an agreement at the
+    function's name (`header`: its `def` line); else one divergence naming the difference, at the
+    `return` that makes it. A pair no anchor ties gets a fix writing the anchor."""
     decided = _decided(node, equation.latex or "", anchored)
-    if decided is None or not decided[0]:
-        return None if decided is None else []
-    _, line, code_value, paper_value, comparison = decided
-    location = CodeLocation(file=function.location.file, line=line, column=0, end_line=line, end_column=None)
+    if decided is None:
+        return None
+    differs, line, code_value, paper_value, comparison = decided
     bound = ", ".join(f"{p} → {c}" for p, c in sorted(comparison.binding.items()) if p != c) or "by their names"
-    return [
-        _divergence(
-            function, equation, "formula", location,
-            f"{function.qualname} differs from Eq. ({equation.number}): {comparison.detail}",
-            code_value, paper_value, f"linked by {linked_by}; symbols bound {bound}",
-        )
-    ]  # fmt: skip
+    note = f"linked by {linked_by}; symbols bound {bound}"
+    link = [] if anchored else [_link_fix(function, equation, header)]
+    if not differs:
+        return [
+            Finding(
+                id=f"agreement:formula:eq{equation.number}:{function.location.file}:{function.location.line + 1}",
+                kind="agreement", severity="info", confidence=0.9 if anchored else 0.7, confidence_note=note,
+                message=f"{function.qualname} computes Eq. ({equation.number}): {comparison.detail}",
+                setting="formula", code=_name_location(function, header), code_value=code_value, paper_value=paper_value,
+                paper=[Evidence(quote=equation.latex or equation.text, location=equation.location)], fixes=link,
+            )
+        ]  # fmt: skip
+    location = CodeLocation(file=function.location.file, line=line, column=0, end_line=line, end_column=None)
+    finding = _divergence(
+        function, equation, "formula", location,
+        f"{function.qualname} differs from Eq. ({equation.number}): {comparison.detail}", code_value, paper_value, note,
+    )  # fmt: skip
+    finding.fixes += link
+    return [finding]
+
+
+def _name_location(function: FunctionSite, header: str) -> CodeLocation:
+    """Where a definition's name stands on its `def` line (the whole line when it is not found)."""
+    found = re.search(rf"\b(?:def|class)\s+({re.escape(function.name)})\b", header)
+    start, end = found.span(1) if found else (0, len(header))
+    line = function.location.line
+    return CodeLocation(file=function.location.file, line=line, column=start, end_line=line, end_column=end)
+
+
+def _link_fix(function: FunctionSite, equation: Equation, header: str) -> Fix:
+    """Write the anchor a link by what the function computes suggests: a comment above its definition."""
+    indent = header[: len(header) - len(header.lstrip())]
+    at = CodeLocation(file=function.location.file, line=function.location.line, column=0, end_line=function.location.line, end_column=0)
+    return Fix(
+        kind="link-equation",
+        title=f"Link `{function.name}` to Eq. ({equation.number}) of the paper",
+        edit=TextEdit(location=at, new_text=f"{indent}# Implements Eq. ({equation.number}) of the paper\n"),
+    )
 
 
 def _decided(node: ast.AST, latex: str, anchored: bool) -> tuple | None:
-    """A function against an equation: None when undecided, (False,) when a path of it computes the
-    equation (the others are variants), else (True, the differing return's line, code, paper, the
-    Comparison)."""
+    """A function against an equation: None when undecided, else (whether it differs, the line of the
+    return compared, code, paper, the Comparison): an agreement when a path of it computes the
+    equation (the others are variants), else the first differing path."""
     return _DECIDED.get((ast.dump(node, include_attributes=True), latex, anchored), lambda: _decide(node, latex, anchored))
 
 
@@ -352,13 +386,12 @@ def _decide(node: ast.AST, latex: str, anchored: bool) -> tuple | None:
     from .formulas import compare  # SymPy: imported once a pair is compared
 
     comparisons = [(path, compare(formula, path, anchored=anchored)) for path in computed]
-    if any(c.outcome == "equivalent" for _, c in comparisons):
-        return (False,)
-    differing = [(path, c) for path, c in comparisons if c.outcome == "differs"]
-    if not differing:
+    equivalent = [(path, c) for path, c in comparisons if c.outcome == "equivalent"]
+    decided = equivalent or [(path, c) for path, c in comparisons if c.outcome == "differs"]
+    if not decided:
         return None
-    path, comparison = differing[0]
-    return True, path.line, str(path.expression), str(formula.expression), comparison
+    path, comparison = decided[0]
+    return comparison.outcome == "differs", path.line, str(path.expression), str(formula.expression), comparison
 
 
 def _inferred_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Mapping[str, str], anchored: set[tuple[str, str]]) -> list[Finding]:
@@ -383,7 +416,7 @@ def _inferred_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: M
         read = _read_definitions(root, file.file, sources)
         if read is None or not any(word in read[0] for word in words):
             continue
-        tree = read[1]
+        lines, tree = _LINE_BREAK.split(read[0]), read[1]
         for function in file.functions:
             if function.kind != "function" or (file.file, function.qualname) in anchored:
                 continue
@@ -391,7 +424,8 @@ def _inferred_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: M
             sketches = _computed(node, sketch=True) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
             for equation, sketch in formulas:
                 if any(_may_compute(path.expression, sketch) for path in sketches or []):
-                    findings += _formula_findings(function, equation, node, "what it computes (no anchor)", anchored=False) or []
+                    header = lines[function.location.line] if function.location.line < len(lines) else ""
+                    findings += _formula_findings(function, equation, node, "what it computes (no anchor)", anchored=False, header=header) or []
     return findings
 
 

@@ -12,6 +12,7 @@ RULES = {
     "divergence": "The code sets a value or uses a component that differs from what the paper states.",
     "guess": "The code sets a value for something the paper uses but never states.",
     "unimplemented": "A numbered equation or algorithm of the paper that no code refers to.",
+    "agreement": "A function that computes an equation of the paper, shown by comparing their expressions.",
 }
 
 
@@ -26,7 +27,8 @@ def render_text(report: CheckReport) -> str:
     numbers = counts(report)
     out = [
         f"{report.workspace} against {report.paper}: {numbers['divergence']} divergence(s), {numbers['guess']} guess(es), "
-        f"{numbers['unimplemented']} unimplemented, {numbers['recorded']} recorded in the decisions file",
+        f"{numbers['unimplemented']} unimplemented, {numbers['agreement']} agreeing with an equation, "
+        f"{numbers['recorded']} recorded in the decisions file",
         "",
     ]
     for finding in report.findings:

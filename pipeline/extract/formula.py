@@ -281,9 +281,13 @@ class _Parser:
         return self.algebra.apply("mean", inner)
 
     def _script_tokens(self) -> list[str]:
-        """A script's tokens as written: a braced group's, or the one token."""
+        """A script's tokens as written: a braced group's, or the one token (with its argument when it
+        is a font or a name: `_\\mathrm{KL}` is the subscript KL)."""
         if self.peek() != "{":
-            return [self.take()]
+            token = self.take()
+            if (token in _FONTS or token in _NAMES) and self.peek() == "{":
+                return [token, "{", *self._script_tokens(), "}"]
+            return [token]
         self.take("{")
         tokens, depth = [], 1
         while True:
@@ -320,6 +324,10 @@ class _Parser:
             subscript = self._subscript()
             if subscript not in self.indices:  # `x_i` inside `\\sum_i`: the summed x
                 name += "_" + subscript
+        if self.peek() == "^" and self.tokens[self.position + 1 : self.position + 3] == ["{", "("]:
+            self.take()
+            tag = self._subscript()  # `x^{(k)}`: the k-th x, a name, not a power
+            name += "_" + tag.strip("()")
         if self.peek() == "'":
             self.take()
             name += "_prime"

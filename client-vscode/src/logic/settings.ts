@@ -5,7 +5,7 @@
 /** The server's settings; anything else in the section (interpreter, trace) is the client's. */
 export const SERVER_KEYS = ["paper", "checks", "severity", "paperGaps", "debounceMs", "llm", "smokeOnSave", "sandbox"] as const;
 const NESTED: Record<string, readonly string[]> = {
-  severity: ["divergence", "guess", "unimplemented"],
+  severity: ["divergence", "guess", "unimplemented", "agreement"],
   llm: ["baseUrl", "model"],
   sandbox: ["mode", "image", "buildNetwork", "command", "memory", "cpus", "pids", "timeoutSeconds", "network", "scratch", "outputLimitBytes"],
 };
