@@ -15,7 +15,7 @@ const schema = JSON.parse(fs.readFileSync(path.join(root, "..", "schemas", "json
 test("the defaults VS Code gives become what the server's own defaults are, and nothing client-only", () => {
   const section = defaultsOf(properties);
   assert.deepEqual(serverSettings(section, true), {
-    checks: ["divergence", "guess", "unimplemented"],
+    checks: ["divergence", "guess", "unimplemented", "agreement"],
     paperGaps: true,
     debounceMs: 300,
     smokeOnSave: true,
@@ -59,7 +59,7 @@ test("set values pass through; unset ones (null, empty) are left out, so the wor
   section.interpreter = "/venv/bin/python";
   assert.deepEqual(serverSettings(section, true), {
     paper: "paper/main.tex",
-    checks: ["divergence", "guess", "unimplemented"],
+    checks: ["divergence", "guess", "unimplemented", "agreement"],
     severity: { guess: "off" },
     paperGaps: true,
     debounceMs: 300,
@@ -80,7 +80,7 @@ test("an untrusted workspace: no smoke on save, no LLM", () => {
   const untrusted = serverSettings(section, false);
   assert.equal(untrusted.smokeOnSave, false);
   assert.equal("llm" in untrusted, false);
-  assert.deepEqual(untrusted.checks, ["divergence", "guess", "unimplemented"]);
+  assert.deepEqual(untrusted.checks, ["divergence", "guess", "unimplemented", "agreement"]);
   assert.equal(serverSettings({}, false).smokeOnSave, false);
 });
 
