@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from ..schemas import Assumption, Clarification, DecisionsFile, Deviation, Finding
+from ..schemas import Assumption, Clarification, DecisionsFile, Deviation, Finding, SymbolBinding
 from .errors import DecisionsError
 from .files import UnreadableFile, read_regular_file, write_atomically
 from .nesting import MAX_DATA_NESTING, TooDeep, load_yaml
@@ -92,6 +92,13 @@ def ask(decisions: DecisionsFile, question: str, *, setting: str | None = None, 
         return decisions
     entry = Clarification(id=_next_id("q", {c.id for c in decisions.clarifications}), question=question, setting=setting, component=component)
     return decisions.model_copy(update={"clarifications": [*decisions.clarifications, entry]})
+
+
+def bind_symbols(decisions: DecisionsFile, binding: SymbolBinding, reason: str) -> DecisionsFile:
+    """The decisions with `binding` as the one for its function, equation and file (replacing an
+    earlier one): the team then corrects the names that stand for the wrong symbols."""
+    kept = [b for b in decisions.bindings if (b.function, b.equation, b.file) != (binding.function, binding.equation, binding.file)]
+    return decisions.model_copy(update={"bindings": [*kept, binding.model_copy(update={"reason": reason})]})
 
 
 def _next_id(prefix: str, taken: set[str]) -> str:

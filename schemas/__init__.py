@@ -13,7 +13,7 @@ from .code import (
     ValueSite,
     ValueSiteKind,
 )
-from .decisions import Assumption, Clarification, DecisionsFile, Deviation
+from .decisions import Assumption, Clarification, DecisionsFile, Deviation, SymbolBinding
 from .findings import CheckReport, Finding, FindingKind, Fix, TextEdit
 from .settings import EditorLLMSettings, EditorSettings, WorkspaceSettings
 from .smoke import DEFAULT_SANDBOX_IMAGE, DependencyIssue, ErrorClass, Frame, SandboxSettings, SmokeFailure, SmokeResult
@@ -102,6 +102,7 @@ __all__ = [
     "Assumption",
     "CheckReport",
     "Clarification",
+    "SymbolBinding",
     "DecisionsFile",
     "Deviation",
     "Finding",

@@ -44,6 +44,17 @@ class Clarification(Model):
     source: str | None = Field(default=None, description="Who answered, and where (an email, an issue URL).")
 
 
+class SymbolBinding(Model):
+    """Which code name stands for which of an equation's symbols in one function, as the team says:
+    used instead of what the names' spellings suggest when that function and equation are compared."""
+
+    function: str = Field(description="The function's qualified name (DynamicTanh.forward).")
+    equation: str = Field(description="The equation's number (2) or its label.")
+    symbols: dict[str, str] = Field(description="The paper's symbol as paperlens reads it (gamma, lambda_q1) → the code's name (scale).")
+    file: str | None = Field(default=None, description="Limit it to one workspace file.")
+    reason: str | None = None
+
+
 class DecisionsFile(Model):
     """The whole file. Diffable YAML in the user's repository."""
 
@@ -51,3 +62,4 @@ class DecisionsFile(Model):
     deviations: list[Deviation] = Field(default_factory=list)
     assumptions: list[Assumption] = Field(default_factory=list)
     clarifications: list[Clarification] = Field(default_factory=list)
+    bindings: list[SymbolBinding] = Field(default_factory=list)

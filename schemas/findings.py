@@ -8,6 +8,7 @@ from pydantic import Field
 
 from .base import Model
 from .code import CodeLocation
+from .decisions import SymbolBinding
 from .gaps import Evidence
 
 FindingKind = Literal["divergence", "guess", "unimplemented", "agreement"]
@@ -23,7 +24,7 @@ class TextEdit(Model):
 class Fix(Model):
     """A way to resolve a finding; `edit` when it is a change to a workspace file."""
 
-    kind: Literal["use-paper-value", "record-deviation", "record-assumption", "ask-authors", "link-equation"]
+    kind: Literal["use-paper-value", "record-deviation", "record-assumption", "ask-authors", "link-equation", "correct-binding"]
     title: str
     edit: TextEdit | None = None
 
@@ -45,6 +46,7 @@ class Finding(Model):
     paper_value: str | None = None
     paper: list[Evidence] = Field(default_factory=list, description="The paper's side: quotes with locations.")
     fixes: list[Fix] = Field(default_factory=list)
+    binding: SymbolBinding | None = Field(default=None, description="An equation compared with a function: which code name stood for which symbol.")
     status: Literal["open", "recorded"] = Field(default="open", description="Recorded: a decision in the decisions file covers it.")
     decision: str | None = Field(default=None, description="The id of the decision that covers it.")
 

@@ -14,6 +14,7 @@ from paperlens.pipeline.decisions import (
     DECISIONS_PATH,
     MAX_DECISIONS_BYTES,
     ask,
+    bind_symbols,
     decisions_path,
     load_decisions,
     record,
@@ -162,6 +163,9 @@ async def code_actions(ls: PaperlensServer, params: lsp.CodeActionParams) -> lis
                 actions.append(_decisions_action(ls, fix.title, diagnostic, changed, {"record": finding.id}))
             elif fix.kind == "ask-authors":
                 actions.append(_ask_action(ls, decisions, finding, diagnostic, fix.title))
+            elif fix.kind == "correct-binding" and finding.binding is not None:
+                changed = bind_symbols(decisions, finding.binding, BINDING_REASON)
+                actions.append(_decisions_action(ls, fix.title, diagnostic, changed, {"bind": finding.id}))
     if (paper_file := ls.paper_file(uri)) is not None:
         for gap in ls.gaps:
             where = gap.evidence[0].location
@@ -177,6 +181,10 @@ async def code_actions(ls: PaperlensServer, params: lsp.CodeActionParams) -> lis
     for offer in action_offers:
         actions += await offer(ls, uri)
     return actions
+
+
+# What a recorded binding asks of the team: it is the one paperlens used, to be corrected where wrong.
+BINDING_REASON = "TODO: correct the names that stand for the wrong symbols, and say why"
 
 
 def _reason(finding: Finding) -> str:
@@ -257,8 +265,9 @@ async def resolve_code_action(ls: PaperlensServer, action: lsp.CodeAction) -> ls
 @server.command(RECORD_DECISION)
 async def record_decision(ls: PaperlensServer, change: dict) -> dict | None:
     """For a client that cannot create the decisions file through an edit: the server records the
-    deviation, assumption or question itself (atomically), says so, and returns the file's place."""
-    subject = _subject(ls, change.get("record") or change.get("ask") or "") if isinstance(change, dict) else None
+    deviation, assumption, question or symbol binding itself (atomically), says so, and returns the
+    file's place."""
+    subject = _subject(ls, change.get("record") or change.get("ask") or change.get("bind") or "") if isinstance(change, dict) else None
     if subject is None or ls.root is None:
         _show(ls, "nothing to record: the finding is no longer there (the file changed); try again", lsp.MessageType.Warning)
         return None
@@ -269,6 +278,8 @@ async def record_decision(ls: PaperlensServer, change: dict) -> dict | None:
         return None
     if "record" in change and isinstance(subject, Finding):
         changed = record(decisions, subject, _reason(subject))
+    elif "bind" in change and isinstance(subject, Finding) and subject.binding is not None:
+        changed = bind_symbols(decisions, subject.binding, BINDING_REASON)
     else:
         question, _ = await asyncio.to_thread(lambda: draft_question(subject, llm_client(ls)))
         changed = ask(decisions, question, setting=subject.setting, component=subject.component)

@@ -12,7 +12,11 @@ from paperlens.pipeline.algebra import SKETCH, sympy_algebra
 from paperlens.pipeline.check.binding import bind, linkable
 from paperlens.pipeline.check.formulas import compare
 from paperlens.pipeline.code.formula import read_function
+from paperlens.pipeline.check import check
+from paperlens.pipeline.code import index_workspace
 from paperlens.pipeline.extract.formula import MAX_FORMULA_DEPTH, Unreadable, read_formula
+from paperlens.pipeline.ingest import read_paper
+from paperlens.schemas import DecisionsFile, SymbolBinding
 
 ALGEBRA = sympy_algebra()
 
@@ -211,7 +215,38 @@ def test_check_reports_a_linked_function_that_leaves_a_term_out_and_is_silent_on
     (workspace / "norms.py").write_text("".join(lines))
     assert link["edit"]["new_text"] == "    # Implements Eq. (1) of the paper\n"
     anchored = [f for f in formula_findings() if f["kind"] == "agreement"]
-    assert [(f["code"]["line"], f["confidence"], f["fixes"]) for f in anchored] == [(7, 0.9, [])]  # the anchor now ties them
+    # The anchor now ties them: no link to offer, only the binding to correct.
+    assert [(f["code"]["line"], f["confidence"], [fix["kind"] for fix in f["fixes"]]) for f in anchored] == [(7, 0.9, ["correct-binding"])]
+    assert anchored[0]["binding"] == {"function": "DynamicTanh.forward", "equation": "1", "file": "norms.py", "reason": None,
+                                      "symbols": {"alpha": "alpha", "beta": "bias", "gamma": "weight", "x": "x"}}  # fmt: skip
+
+
+def test_a_binding_the_decisions_file_sets_is_used_where_the_names_say_nothing(tmp_path):
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "main.tex").write_text(PAPER)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "norms.py").write_text(textwrap.dedent("""
+        import torch
+
+
+        class Squash:
+            def forward(self, x):
+                return self.g * torch.tanh(self.alpha * x) + self.b
+    """))
+    spec = read_paper(tmp_path / "paper" / "main.tex", use_cache=False)
+
+    def formula(decisions):
+        return [f for f in check(workspace, spec, index_workspace(workspace), decisions).findings if f.setting == "formula"]
+
+    assert formula(DecisionsFile()) == []  # g and b spell no symbol of Eq. (1): nothing links them
+    binding = SymbolBinding(function="Squash.forward", equation="1", symbols={"gamma": "g", "beta": "b"})
+    [agreement] = formula(DecisionsFile(bindings=[binding]))
+    assert agreement.kind == "agreement" and "gamma → g" in agreement.confidence_note and "decisions file" in agreement.confidence_note
+    swapped = binding.model_copy(update={"symbols": {"gamma": "b", "beta": "g"}})
+    assert formula(DecisionsFile(bindings=[swapped])) == []  # b·tanh(αx) + g: a difference no rewriting names, so silence
+    elsewhere = binding.model_copy(update={"file": "other.py"})
+    assert formula(DecisionsFile(bindings=[elsewhere])) == []  # limited to another file
 
 
 def test_a_braced_letter_with_a_subscript_is_one_symbol():

@@ -184,6 +184,17 @@ async def _record(client: LanguageClient, action: lsp.CodeAction | lsp.Command) 
     return decisions.read_text()
 
 
+async def test_the_binding_of_an_equations_symbols_is_recorded_for_the_team_to_correct(client: LanguageClient):
+    uri, _ = _open(client, "tlm.py")
+    agreement = next(d for d in await _diagnostics(client, uri) if d.code == "agreement")
+    assert agreement.severity == lsp.DiagnosticSeverity.Information and "computes Eq. (3)" in agreement.message
+    action = (await _actions(client, uri, agreement))["Record which name of `tempered_weight` stands for which symbol of Eq. (3)"]
+    written = yaml.safe_load(await _record(client, action))
+    [binding] = written["bindings"]
+    assert (binding["function"], binding["equation"], binding["symbols"]) == ("tempered_weight", "3", {"m": "m", "tau": "tau"})
+    assert binding["reason"].startswith("TODO")
+
+
 async def test_recording_a_deviation_turns_the_diagnostic_into_a_recorded_note(client: LanguageClient):
     uri, _ = _open(client, "train.py")
     diagnostic = next(d for d in await _diagnostics(client, uri) if "weight_decay" in d.message)

@@ -1043,7 +1043,7 @@ def check_open_file(
     rest of the workspace as `index` last saw it."""
     sites = [c for f in index.files if f.file != file.file for c in f.components] + file.components
     workspace_wide = [f for f in _check_components(sites, facts, context, _values_by_line([file])) if f.code is not None and f.code.file == file.file]
-    workspace_wide += equation_findings(root, spec, CodeIndex(root=str(root), files=[file]), sources={file.file: source})
+    workspace_wide += equation_findings(root, spec, CodeIndex(root=str(root), files=[file]), {file.file: source}, facts.decisions.bindings)
     return check_file(root, facts, file, context, source) + [_recorded(f, facts.decisions) for f in workspace_wide]
 
 
@@ -1063,7 +1063,7 @@ def check(
     findings: list[Finding] = [f for file in index.files for f in check_file(root, facts, file, context, sources.get(file.file))]
     workspace_wide = (
         _check_components([c for f in index.files for c in f.components], facts, context, _values_by_line(index.files))
-        + equation_findings(root, spec, index, sources=sources)
+        + equation_findings(root, spec, index, sources, decisions.bindings)
         + unimplemented(spec, index)
     )
     findings += [_recorded(f, decisions) for f in workspace_wide]

@@ -5,16 +5,19 @@ an equation to a function asks this of every candidate pair."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 _GREEK_SPELLINGS = {"lambda": ("lam", "lmbda", "lmb", "lambd"), "epsilon": ("eps",), "varepsilon": ("eps", "epsilon")}
 # A learned scale and shift, as deep-learning libraries name them.
 _ROLE_SPELLINGS = {"gamma": ("weight", "scale"), "beta": ("bias", "shift")}
 
 
-def bind(paper_names: set[str], code_names: set[str]) -> dict[str, str] | str:
-    """Each paper symbol to one code name; or the reason it cannot be done."""
-    candidates = _candidates(paper_names, code_names)
-    binding: dict[str, str] = {}
-    for name in sorted(paper_names):
+def bind(paper_names: set[str], code_names: set[str], given: Mapping[str, str] | None = None) -> dict[str, str] | str:
+    """Each paper symbol to one code name; or the reason it cannot be done. `given`: pairs the team
+    set in the decisions file, taken first; the rest by spelling."""
+    binding = _given(paper_names, code_names, given)
+    candidates = _candidates(paper_names - binding.keys(), code_names - set(binding.values()))
+    for name in sorted(paper_names - binding.keys()):
         if len(candidates[name]) != 1:
             return f"the paper's {name} has {'no' if not candidates[name] else 'more than one'} name in the code"
         binding[name] = candidates[name][0]
@@ -26,16 +29,23 @@ def bind(paper_names: set[str], code_names: set[str]) -> dict[str, str] | str:
     return binding
 
 
-def linkable(paper_names: set[str], code_names: set[str]) -> bool:
+def linkable(paper_names: set[str], code_names: set[str], given: Mapping[str, str] | None = None) -> bool:
     """Whether a function could compute the equation: each of its names (two at least) stands for a
     different symbol of the equation; the equation may have more (a term the code leaves out)."""
     if len(code_names) < 2:
         return False
+    fixed = _given(paper_names, code_names, given)
+    paper_names, code_names = paper_names - fixed.keys(), code_names - set(fixed.values())
     symbols_of: dict[str, list[str]] = {name: [] for name in code_names}
     for symbol, names in _candidates(paper_names, code_names).items():
         for name in names:
             symbols_of[name].append(symbol)
     return all(len(symbols) == 1 for symbols in symbols_of.values()) and len({s[0] for s in symbols_of.values()}) == len(code_names)
+
+
+def _given(paper_names: set[str], code_names: set[str], given: Mapping[str, str] | None) -> dict[str, str]:
+    """The team's pairs that name a symbol and a name of this pair."""
+    return {symbol: name for symbol, name in (given or {}).items() if symbol in paper_names and name in code_names}
 
 
 def _candidates(paper_names: set[str], code_names: set[str]) -> dict[str, list[str]]:

@@ -20,11 +20,11 @@ import functools
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...schemas import CodeIndex, CodeLocation, Equation, Evidence, Finding, Fix, FunctionSite, PaperSpec, TextEdit
+from ...schemas import CodeIndex, CodeLocation, Equation, Evidence, Finding, Fix, FunctionSite, PaperSpec, SymbolBinding, TextEdit
 from ..algebra import SKETCH, sympy_algebra
 from ..code.formula import Computed, read_function
 from ..code import MAX_FILE_BYTES
@@ -34,6 +34,8 @@ from ..extract.parts import framing_sections
 from ..files import UnreadableFile, read_regular_file
 from .binding import linkable
 
+# Symbol → code name pairs the decisions file sets for one function and equation, sorted (a memo key).
+Given = tuple[tuple[str, str], ...]
 # An expectation or an explicit 1/N makes the equation an average.
 MEAN_MARKERS = ("\\mathbb{E}", "\\mathop{\\mathbb{E}}", "\\frac{1}{", "\\tfrac{1}{", "\\dfrac{1}{", "\\operatorname{mean}", "\\mathrm{mean}", "\\text{mean}")
 SUM_MARKERS = ("\\sum",)
@@ -266,17 +268,17 @@ _COMPARED = _Memo(1024)
 _DECIDED = _Memo(1024)
 
 
-def _compared(function: FunctionSite, equation: Equation, node: ast.AST, anchor_line: int, lines: list[str]) -> list[Finding]:
+def _compared(function: FunctionSite, equation: Equation, node: ast.AST, anchor_line: int, lines: list[str], given: Given = ()) -> list[Finding]:
     """The divergences one anchor (on `anchor_line`) finds between the definition `node` and `equation`."""
     key = (
         function.location.file, function.qualname, function.location.line, function.location.column, node.lineno,
         anchor_line, lines[anchor_line] if anchor_line < len(lines) else "", equation.id, equation.number, equation.latex,
-        "\n".join(lines[node.lineno - 1 : node.end_lineno]),
+        "\n".join(lines[node.lineno - 1 : node.end_lineno]), given,
     )  # fmt: skip
-    return _COMPARED.get(key, lambda: _compare(function, equation, node, anchor_line, lines))
+    return _COMPARED.get(key, lambda: _compare(function, equation, node, anchor_line, lines, given))
 
 
-def _compare(function: FunctionSite, equation: Equation, node: ast.AST, anchor_line: int, lines: list[str]) -> list[Finding]:
+def _compare(function: FunctionSite, equation: Equation, node: ast.AST, anchor_line: int, lines: list[str], given: Given) -> list[Finding]:
     documented = _documented(node, anchor_line, lines)
     if documented is None:
         return []
@@ -288,7 +290,7 @@ def _compare(function: FunctionSite, equation: Equation, node: ast.AST, anchor_l
         documented is node or any(documented is r for r in _returns_of(node))
     ):  # the anchor documents what the function returns
         header = lines[function.location.line] if function.location.line < len(lines) else ""
-        decided = _formula_findings(function, equation, node, f"the anchor on line {anchor_line + 1}", anchored=True, header=header)
+        decided = _formula_findings(function, equation, node, f"the anchor on line {anchor_line + 1}", anchored=True, header=header, given=given)
         if decided is not None:
             return decided  # the expressions decided; the term and sign counts below would only guess
         findings += [f for f in (_missing_term(function, equation, node), _missing_sign(function, equation, node)) if f]
@@ -320,19 +322,22 @@ def _computed(node: ast.FunctionDef | ast.AsyncFunctionDef, sketch: bool = False
 
 
 def _formula_findings(
-    function: FunctionSite, equation: Equation, node: ast.AST, linked_by: str, *, anchored: bool, header: str
+    function: FunctionSite, equation: Equation, node: ast.AST, linked_by: str, *, anchored: bool, header: str, given: Given
 ) -> list[Finding] | None:
     """What comparing the equation's expression with the function's says: None when undecided; when
     a path of the function computes the equation (the others are variants), an agreement at the
     function's name (`header`: its `def` line); else one divergence naming the difference, at the
-    `return` that makes it. A pair no anchor ties gets a fix writing the anchor."""
-    decided = _decided(node, equation.latex or "", anchored)
+    `return` that makes it. A pair no anchor ties gets a fix writing the anchor; every one, the binding
+    it used, for the team to correct in the decisions file (`given`: what they set there)."""
+    decided = _decided(node, equation.latex or "", anchored, given)
     if decided is None:
         return None
     differs, line, code_value, paper_value, comparison = decided
     bound = ", ".join(f"{p} → {c}" for p, c in sorted(comparison.binding.items()) if p != c) or "by their names"
-    note = f"linked by {linked_by}; symbols bound {bound}"
-    link = [] if anchored else [_link_fix(function, equation, header)]
+    note = f"linked by {linked_by}; symbols bound {bound}" + (" (as the decisions file says)" if given else "")
+    binding = SymbolBinding(function=function.qualname, equation=equation.number or "", symbols=comparison.binding, file=function.location.file)
+    fixes = [] if anchored else [_link_fix(function, equation, header)]
+    fixes.append(Fix(kind="correct-binding", title=f"Record which name of `{function.name}` stands for which symbol of Eq. ({equation.number})"))
     if not differs:
         return [
             Finding(
@@ -340,7 +345,7 @@ def _formula_findings(
                 kind="agreement", severity="info", confidence=0.9 if anchored else 0.7, confidence_note=note,
                 message=f"{function.qualname} computes Eq. ({equation.number}): {comparison.detail}",
                 setting="formula", code=_name_location(function, header), code_value=code_value, paper_value=paper_value,
-                paper=[Evidence(quote=equation.latex or equation.text, location=equation.location)], fixes=link,
+                paper=[Evidence(quote=equation.latex or equation.text, location=equation.location)], fixes=fixes, binding=binding,
             )
         ]  # fmt: skip
     location = CodeLocation(file=function.location.file, line=line, column=0, end_line=line, end_column=None)
@@ -348,7 +353,8 @@ def _formula_findings(
         function, equation, "formula", location,
         f"{function.qualname} differs from Eq. ({equation.number}): {comparison.detail}", code_value, paper_value, note,
     )  # fmt: skip
-    finding.fixes += link
+    finding.fixes += fixes
+    finding.binding = binding
     return [finding]
 
 
@@ -371,21 +377,21 @@ def _link_fix(function: FunctionSite, equation: Equation, header: str) -> Fix:
     )
 
 
-def _decided(node: ast.AST, latex: str, anchored: bool) -> tuple | None:
+def _decided(node: ast.AST, latex: str, anchored: bool, given: Given) -> tuple | None:
     """A function against an equation: None when undecided, else (whether it differs, the line of the
     return compared, code, paper, the Comparison): an agreement when a path of it computes the
     equation (the others are variants), else the first differing path."""
-    return _DECIDED.get((ast.dump(node, include_attributes=True), latex, anchored), lambda: _decide(node, latex, anchored))
+    return _DECIDED.get((ast.dump(node, include_attributes=True), latex, anchored, given), lambda: _decide(node, latex, anchored, given))
 
 
-def _decide(node: ast.AST, latex: str, anchored: bool) -> tuple | None:
+def _decide(node: ast.AST, latex: str, anchored: bool, given: Given) -> tuple | None:
     formula = _formula(latex)
     computed = _computed(node) if formula is not None else None
     if formula is None or computed is None:
         return None
     from .formulas import compare  # SymPy: imported once a pair is compared
 
-    comparisons = [(path, compare(formula, path, anchored=anchored)) for path in computed]
+    comparisons = [(path, compare(formula, path, anchored=anchored, given=dict(given))) for path in computed]
     equivalent = [(path, c) for path, c in comparisons if c.outcome == "equivalent"]
     decided = equivalent or [(path, c) for path, c in comparisons if c.outcome == "differs"]
     if not decided:
@@ -394,7 +400,9 @@ def _decide(node: ast.AST, latex: str, anchored: bool) -> tuple | None:
     return comparison.outcome == "differs", path.line, str(path.expression), str(formula.expression), comparison
 
 
-def _inferred_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Mapping[str, str], anchored: set[tuple[str, str]]) -> list[Finding]:
+def _inferred_findings(
+    root: Path, spec: PaperSpec, index: CodeIndex, sources: Mapping[str, str], anchored: set[tuple[str, str]], bindings: Sequence[SymbolBinding]
+) -> list[Finding]:
     """Functions no anchor ties to an equation, linked by what they compute: every name they use binds
     to one of a method equation's symbols, and they apply the same operations (tanh, exp, ...; an
     equation of bare arithmetic links nothing: too many functions would match it). Only a named
@@ -423,9 +431,10 @@ def _inferred_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: M
             node = _definition(tree, function)
             sketches = _computed(node, sketch=True) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
             for equation, sketch in formulas:
-                if any(_may_compute(path.expression, sketch) for path in sketches or []):
+                given = _given(bindings, function, equation)
+                if any(_may_compute(path.expression, sketch, given) for path in sketches or []):
                     header = lines[function.location.line] if function.location.line < len(lines) else ""
-                    findings += _formula_findings(function, equation, node, "what it computes (no anchor)", anchored=False, header=header) or []
+                    findings += _formula_findings(function, equation, node, "what it computes (no anchor)", anchored=False, header=header, given=given) or []
     return findings
 
 
@@ -452,15 +461,26 @@ def _read_definitions(root: Path, path: str, sources: Mapping[str, str]) -> tupl
         return None
 
 
-def _may_compute(code: Any, paper: Any) -> bool:
+def _may_compute(code: Any, paper: Any, given: Given) -> bool:
     """A function path may compute an equation when it applies the same operations to names that
     all stand for the equation's symbols."""
-    return code.operations == paper.operations and linkable(set(paper.names), set(code.names))
+    return code.operations == paper.operations and linkable(set(paper.names), set(code.names), dict(given))
 
 
-def equation_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Mapping[str, str] | None = None) -> list[Finding]:
+def _given(bindings: Sequence[SymbolBinding], function: FunctionSite, equation: Equation) -> Given:
+    """The pairs the decisions file sets for this function and equation (by number or label)."""
+    pairs: dict[str, str] = {}
+    for binding in bindings:
+        if binding.function == function.qualname and binding.equation in (equation.number, equation.label) and binding.file in (None, function.location.file):
+            pairs.update(binding.symbols)
+    return tuple(sorted(pairs.items()))
+
+
+def equation_findings(
+    root: Path, spec: PaperSpec, index: CodeIndex, sources: Mapping[str, str] | None = None, bindings: Sequence[SymbolBinding] = ()
+) -> list[Finding]:
     """Functions an anchor ties to an equation or linked to one by what they compute, compared with
-    it; `sources`: an editor's unsaved texts."""
+    it; `sources`: an editor's unsaved texts; `bindings`: the decisions file's."""
     by_number = {e.number: e for e in spec.equations if e.number}
     by_label = {e.label: e for e in spec.equations if e.label and e.number}
     findings: list[Finding] = []
@@ -482,7 +502,7 @@ def equation_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Ma
         for anchor, function, equation in anchored:
             node = _definition(tree, function)
             if node is not None:
-                findings += _compared(function, equation, node, anchor.location.line, lines)
+                findings += _compared(function, equation, node, anchor.location.line, lines, _given(bindings, function, equation))
     anchored_functions = {(file.file, a.function) for file in index.files for a in file.anchors if a.target_kind in ("equation", "label")}
-    findings += _inferred_findings(root, spec, index, sources or {}, anchored_functions)
+    findings += _inferred_findings(root, spec, index, sources or {}, anchored_functions, bindings)
     return list({finding.id: finding for finding in findings}.values())  # several anchors, one finding

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -44,14 +45,15 @@ class Comparison:
     binding: dict[str, str]  # paper symbol → code name
 
 
-def compare(formula: Formula, computed: Computed, *, anchored: bool) -> Comparison:
-    """`anchored`: the code says it implements the equation (else it was linked by what it computes)."""
+def compare(formula: Formula, computed: Computed, *, anchored: bool, given: Mapping[str, str] | None = None) -> Comparison:
+    """`anchored`: the code says it implements the equation (else it was linked by what it computes);
+    `given`: symbol → name pairs the team set in the decisions file."""
     paper, code = formula.expression, computed.expression
     if _larger_than(paper, MAX_NODES) or _larger_than(code, MAX_NODES):
         return Comparison("undecided", "too large to compare", {})
-    binding = bind({s.name for s in paper.free_symbols}, {s.name for s in code.free_symbols})
+    binding = bind({s.name for s in paper.free_symbols}, {s.name for s in code.free_symbols}, given)
     if isinstance(binding, str):
-        return _left_out(paper, code, anchored) or Comparison("undecided", binding, {})
+        return _left_out(paper, code, anchored, given) or Comparison("undecided", binding, {})
     return _compare_bound(paper, code, binding)
 
 
@@ -61,7 +63,7 @@ def _larger_than(expression: sympy.Expr, nodes: int) -> bool:
     return any(count > nodes for count, _ in enumerate(sympy.preorder_traversal(expression)))
 
 
-def _left_out(paper: sympy.Expr, code: sympy.Expr, anchored: bool) -> Comparison | None:
+def _left_out(paper: sympy.Expr, code: sympy.Expr, anchored: bool, given: Mapping[str, str] | None) -> Comparison | None:
     """A term of the paper whose symbols the code never names, and without which the two agree:
     `γ tanh(αx) + β` against `weight * tanh(alpha * x)` leaves out β."""
     terms = sympy.Add.make_args(sympy.expand(paper))
@@ -69,7 +71,7 @@ def _left_out(paper: sympy.Expr, code: sympy.Expr, anchored: bool) -> Comparison
         if not anchored and not isinstance(term, sympy.Symbol):
             continue
         rest = paper - term
-        binding = bind({s.name for s in rest.free_symbols}, {s.name for s in code.free_symbols})
+        binding = bind({s.name for s in rest.free_symbols}, {s.name for s in code.free_symbols}, given)
         if isinstance(binding, str) or not (term.free_symbols - rest.free_symbols):
             continue
         if _compare_bound(rest, code, binding).outcome == "equivalent":
