@@ -743,3 +743,17 @@ For CelebA-HQ we chose a learning rate of 5e-6.
     assert _check(tmp_path / "unscoped", unscoped, files) == []
     only_constant = {name: text for name, text in files.items() if name != "config/train_tshirt.yaml"}
     assert {f.code.file for f in _check(tmp_path / "constant", unscoped, only_constant)} == {"config/delete_tshirt.yaml", "config/delete_celeb.yaml"}
+
+
+def test_a_loss_setting_choosing_another_distance_than_the_objectives_is_a_divergence(tmp_path):
+    body = TRAINING + r"""
+The regularisation is $\mathcal{L}_\mathrm{REG} = \mathcal{L}_\mathrm{KL} + \mathcal{L}_\mathrm{MSE} + \mathcal{L}_\mathrm{LPIPS}$.
+"""
+    files = {"configs/vae.yaml": 'losses:\n  reconstruction_loss: "l1"\n  perceptual_loss: "lpips"\n'}
+    [finding] = [f for f in _check(tmp_path, body, files) if f.setting == "loss"]
+    assert (finding.code.line + 1, finding.code_value, finding.paper_value, finding.severity) == (2, '"l1"', "MSE", "warning")
+    same = {"configs/vae.yaml": 'losses:\n  reconstruction_loss: "mse"\n'}
+    assert [f for f in _check(tmp_path / "same", body, same) if f.setting == "loss"] == []
+    # An objective summing two distances (or none) says nothing of which one a setting chooses.
+    both = body.replace(r"\mathcal{L}_\mathrm{LPIPS}", r"\mathcal{L}_\mathrm{L1}")
+    assert [f for f in _check(tmp_path / "both", both, files) if f.setting == "loss"] == []

@@ -42,7 +42,7 @@ from ..extract.values import binary_reading
 from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_statuses, training_evidence, used_components
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
-from .loss_terms import unweighted_terms, weighted_term
+from .loss_terms import chosen_distance, distance_terms, unweighted_terms, weighted_term
 from .scope import file_words, fits, fold, for_a_baseline, paragraph_scope, table_scope, holds_no_run, named_in, names_another_experiment, outside_the_paper, paper_names, place_words, scope_of, site_context, site_stage, untold, variant_families
 from .units import code_measure, comparable, paper_measure
 
@@ -91,6 +91,7 @@ class PaperFacts:
     # Techniques the paper never names (clipping, dropout, an EMA) → where it describes its training.
     unmentioned: dict[str, Evidence] = field(default_factory=dict)
     unweighted: dict[str, Evidence] = field(default_factory=dict)  # loss terms a sum adds with no weight (loss_terms.py)
+    distances: dict[str, Evidence] = field(default_factory=dict)  # the distances (MSE, L1) the objective sums
     library_defaults: Evidence | None = None  # "we use AdamW with PyTorch's default parameters"
     # Component kinds whose choice the paper needs and never states (its schedule) → what and where.
     unstated_kinds: dict[str, tuple[str, str, Evidence]] = field(default_factory=dict)
@@ -193,6 +194,7 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
             side.schedules.append((component.name, scope_of(component.evidence.quote, component.name), component.evidence))
     side.unmentioned = _unmentioned_techniques(spec, reading, used, delegating)
     side.unweighted = unweighted_terms(spec)
+    side.distances = distance_terms(spec)
     side.library_defaults = next((evidence for evidence, _ in delegating if _LIBRARY_DEFAULTS_RE.search(evidence.quote)), None)
     return side
 
@@ -623,6 +625,31 @@ def _check_loss_weight(site: ValueSite, side: PaperFacts) -> Finding | None:
     )
 
 
+def _check_loss_choice(site: ValueSite, side: PaperFacts) -> Finding | None:
+    """A setting choosing a distance (`reconstruction_loss: "l1"`) other than the one the paper's
+    objective sums (L_MSE), when the objective sums one only."""
+    if len(side.distances) != 1 or not site.live or site.overridden or site_stage(site) not in (None, "training"):
+        return None
+    chosen = chosen_distance(site)
+    [(paper_term, evidence)] = side.distances.items()
+    if chosen is None or chosen == paper_term:
+        return None
+    return Finding(
+        id=_site_id("divergence", "loss", site.location),
+        kind="divergence",
+        severity="warning",
+        confidence=0.7,
+        confidence_note=f"the distance is read from the setting's value (`{site.raw}` → {chosen.upper()})",
+        message=f"{site.name} = {site.raw} chooses an {chosen.upper()} loss, but the paper's objective has the {paper_term.upper()} term",
+        setting="loss",
+        code=site.location,
+        code_value=site.raw,
+        paper_value=paper_term.upper(),
+        paper=[evidence],
+        fixes=[Fix(kind="record-deviation", title=f"Record {site.name} = {site.raw} as a deliberate deviation")],
+    )
+
+
 def _check_value(
     lines: _SourceLines,
     site: ValueSite,
@@ -1027,6 +1054,7 @@ def check_file(
         checks = (
             _check_value(lines, given, facts, context, file, cited, own_variants),
             _check_loss_weight(given, facts),
+            _check_loss_choice(given, facts),
             _check_library_default(given, facts),
             _check_switch(given, facts, context, file),
         )

@@ -22,6 +22,10 @@ _TERM_RE = re.compile(
     r"(?:\\mathcal\s*\{?\s*L\s*\}?|(?<![\\\w])L)\s*_\s*(?:\{\s*)?(?:\\(?:mathrm|text|textrm|rm|operatorname)\s*)?\{?\s*(?P<name>[A-Za-z][A-Za-z0-9]*)"
 )
 _INLINE_MATH_RE = re.compile(r"\$([^$]+)\$")
+# The loss terms that are distances between a prediction and its target: one is chosen for the other.
+DISTANCES = frozenset({"mse", "l1", "huber"})
+# A setting choosing a loss: `reconstruction_loss`, `loss_type`, `criterion`.
+_CHOICE_NAME_RE = re.compile(r"loss|criterion")
 # What may stand right before an unweighted term: the sum's start, a sign, an opening bracket.
 _UNWEIGHTED_BEFORE_RE = re.compile(r"(?:^|[=+\-(]|\\left\s*\(|\\Big\s*\(|\\big\s*\()\s*$")
 _WEIGHT_NAME_RE = re.compile(
@@ -32,6 +36,27 @@ _WEIGHT_NAME_RE = re.compile(
 def unweighted_terms(spec: PaperSpec) -> dict[str, Evidence]:
     """The method's loss terms a sum adds with no weight (folded name → the formula's evidence);
     none that the paper also gives a weight somewhere (`\\lambda_{KL} L_{KL}`)."""
+    terms = _objective_terms(spec)
+    weighted = {name for name, is_weighted, _ in terms if is_weighted}
+    unweighted: dict[str, Evidence] = {}
+    for name, is_weighted, evidence in terms:
+        if not is_weighted and name not in weighted:
+            unweighted.setdefault(name, evidence)
+    return unweighted
+
+
+def distance_terms(spec: PaperSpec) -> dict[str, Evidence]:
+    """The distances (MSE, L1, Huber) the method's objective sums, each with its formula."""
+    found: dict[str, Evidence] = {}
+    for name, _, evidence in _objective_terms(spec):
+        if name in DISTANCES:
+            found.setdefault(name, evidence)
+    return found
+
+
+def _objective_terms(spec: PaperSpec) -> list[tuple[str, bool, Evidence]]:
+    """Each loss term a sum of the method adds (its folded name, whether a weight stands before it,
+    the formula), from its equations and the inline math of its prose."""
     aside = framing_sections(spec) | appendix_sections(spec)
     formulas: list[tuple[str, Location]] = [(e.latex, e.location) for e in spec.equations if e.latex and e.section_id not in aside]
     for paragraph in spec.paragraphs:
@@ -41,21 +66,27 @@ def unweighted_terms(spec: PaperSpec) -> dict[str, Evidence]:
                 for math in _INLINE_MATH_RE.finditer(paragraph.text)
                 if "=" in math[1] and "+" in math[1]
             ]
-    unweighted: dict[str, Evidence] = {}
-    weighted: set[str] = set()
+    terms = []
     for latex, location in formulas:
         if "+" not in latex:
             continue
         equals = latex.find("=")
         for term in _TERM_RE.finditer(latex):
-            name = code_vocabulary().loss_terms.get(term["name"].lower(), term["name"].lower())  # L_adv is L_GAN
             if term.start() < equals:
                 continue  # the sum's own name (L_REG = ...)
-            if _UNWEIGHTED_BEFORE_RE.search(latex[:term.start()]):
-                unweighted.setdefault(name, Evidence(quote=" ".join(latex.split()), location=location))
-            else:
-                weighted.add(name)
-    return {name: evidence for name, evidence in unweighted.items() if name not in weighted}
+            name = code_vocabulary().loss_terms.get(term["name"].lower(), term["name"].lower())  # L_adv is L_GAN
+            weighted = not _UNWEIGHTED_BEFORE_RE.search(latex[: term.start()])
+            terms.append((name, weighted, Evidence(quote=" ".join(latex.split()), location=location)))
+    return terms
+
+
+def chosen_distance(site: ValueSite) -> str | None:
+    """The distance a loss setting chooses (`reconstruction_loss: "l1"` → l1), if it chooses one."""
+    if not isinstance(site.value, str) or not _CHOICE_NAME_RE.search(site.name.rsplit(".", 1)[-1].lower()):
+        return None
+    word = re.sub(r"[^a-z0-9]", "", site.value.lower()).removesuffix("loss")
+    name = code_vocabulary().loss_terms.get(word, word)
+    return name if name in DISTANCES else None
 
 
 def weighted_term(site: ValueSite) -> str | None:
