@@ -89,7 +89,7 @@ def main() -> int:
                     continue
                 totals["functions read"] += 1
                 for equation, sketch, formula in equations:
-                    if not any(may_compute(p.expression, sketch.expression) for p in sketches):
+                    if not any(may_compute(p.expression, sketch.expression, ()) for p in sketches):
                         continue
                     totals["linked pairs"] += 1
                     started = time.perf_counter()

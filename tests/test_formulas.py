@@ -62,6 +62,22 @@ def test_what_the_reader_does_not_know_is_unreadable_with_the_reason(latex, reas
         read_formula(latex)
 
 
+def test_a_statement_it_cannot_read_costs_only_the_values_that_use_what_it_touches():
+    paths = read_function(_function("""
+        def forward(self, x, labels):
+            losses = []
+            for label in labels:
+                losses.append(label)
+            self.cache[0] = x
+            if x is None:
+                raise ValueError("no input")
+            with torch.no_grad():
+                h = torch.tanh(self.alpha * x)
+            return self.weight * h + self.bias
+    """), ALGEBRA)
+    assert [str(p.expression) for p in paths] == ["bias + weight*tanh(alpha*x)"]  # the raise gives no path
+
+
 def test_each_branch_of_a_function_is_one_expression_and_reshaping_is_the_value():
     paths = read_function(_function("""
         def forward(self, x):
@@ -82,6 +98,11 @@ def test_each_branch_of_a_function_is_one_expression_and_reshaping_is_the_value(
         ("def f(x, w):\n    return x @ w\n", "MatMult"),
         ("def f(x):\n    return x.cumsum(dim=1)\n", "cumsum with dim"),
         ("def f(x):\n    return mystery(x)\n", "the call mystery"),
+        # What a statement it cannot read touches is unreadable from then on, and what is bound to it as such.
+        ("def f(x):\n    y = x[:, None]\n    x.mul_(2)\n    return y\n", "Expr statement changes y"),
+        ("def f(self, x):\n    self.reset_parameters()\n    return self.alpha * x\n", "Expr statement changes self"),
+        ("def f(x):\n    h = self.proj(x)\n    return torch.tanh(h)\n", "the call proj"),
+        ("def f(x):\n    for i in range(3):\n        if i:\n            return x\n    return x\n", "a return inside a For"),
     ],
 )
 def test_code_it_cannot_read_is_unreadable(code, reason):

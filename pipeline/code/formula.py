@@ -6,8 +6,11 @@ constant by its name. Arithmetic maps as written (`@` is refused: a matrix produ
 product of numbers); torch/numpy/jax element-wise calls map to SymPy's (`torch.tanh(x)`,
 `np.exp`, `x.pow(2)`, `F.relu`, `x.clamp(min=0)`, `torch.sigmoid`, `F.logsigmoid`, `sqrt`,
 `abs`, `maximum`/`minimum`; `sum`/`mean` over any axis, `F.mse_loss`, `F.l1_loss`); indexing that only reshapes (`w[:, None, None]`, `x[..., None]`) is
-the value itself. Anything else (a loop, an unknown call) makes the reading
-Unreadable: half a function is not compared. An `if` gives one expression per branch."""
+the value itself. An `if` gives one expression per branch; a `with` block is read as its body; a
+`raise` ends its path without a value. A statement it cannot read (a loop, a call made for its
+effect, an assignment into an item, a value with an unknown call) makes every name it touches
+unreadable from then on, with the names bound to one of them as such (`y = x.view(-1)`): a return
+that uses one is Unreadable (half a value is not compared), a return that uses none is read."""
 
 from __future__ import annotations
 
@@ -39,6 +42,10 @@ _BINARY = {
     "pow": lambda a, x, y: a.power(x, y), "power": lambda a, x, y: a.power(x, y),
 }  # fmt: skip
 _SAME_VALUE = {"float", "double", "half", "to", "type_as", "contiguous", "view_as", "clone", "detach"}
+# Methods that change what they are called on, though their names do not end in `_`.
+_MUTATORS = {"append", "extend", "insert", "update", "pop", "remove", "clear", "setdefault", "add", "discard", "sort", "reverse"}
+# Calls whose result shares its storage with the tensor they are called on.
+_VIEWS = {"view", "view_as", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand", "flatten", "detach", "t", "T", "narrow", "contiguous", "to"}
 _MODULES = {"torch", "np", "numpy", "jnp", "jax", "F", "nn", "math", "functional", "tf", "special"}
 
 
@@ -68,9 +75,10 @@ class _Reader:
         self.blocks = 0  # blocks read: each `if` reads the rest of its block once per branch
         self.nodes = 0  # the size, as a tree, of the value being read (inlined names count whole)
         self.sizes: dict[str, int] = {}  # of each name's value
+        self.aliases: dict[str, str | None] = {}  # a name bound to another as such (`y = x`, `y = x.view(...)`)
 
     def block(self, statements: list[ast.stmt], env: dict[str, Any]) -> bool:
-        """Read statements in order; True when every path through them returned."""
+        """Read statements in order; True when every path through them returned (or raised)."""
         self.blocks += 1
         if self.blocks > MAX_BLOCKS:
             raise Unreadable(f"more than {MAX_BLOCKS} blocks to read through its branches")
@@ -86,17 +94,9 @@ class _Reader:
                     raise Unreadable("returns nothing")
                 self.paths.append(Computed(self.value(statement.value, env), statement.lineno - 1))
                 return True
-            if kind is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name:
-                self.bind(statement.targets[0].id, self.value(statement.value, env), env)
-            elif kind is ast.Assign and len(statement.targets) == 1 and _own_attribute(statement.targets[0]):
-                self.bind("self." + statement.targets[0].attr, self.value(statement.value, env), env)
-            elif kind is ast.AnnAssign and type(statement.target) is ast.Name and statement.value is not None:
-                self.bind(statement.target.id, self.value(statement.value, env), env)
-            elif kind is ast.AugAssign and type(statement.target) is ast.Name and statement.target.id in env:
-                name = statement.target.id
-                self.nodes += self.sizes.get(name, 1)
-                self.bind(name, self._binary(statement.op, env[name], self.value(statement.value, env)), env)
-            elif kind is ast.If:
+            if kind is ast.Raise:
+                return True  # this path gives no value
+            if kind is ast.If:
                 rest = statements[position + 1 :]
                 for branch in (statement.body, statement.orelse):
                     branch_env = dict(env)
@@ -105,15 +105,60 @@ class _Reader:
                     if len(self.paths) > MAX_PATHS:
                         raise Unreadable(f"more than {MAX_PATHS} paths")
                 return True
-            elif kind in (ast.Pass, ast.Assert):
+            if kind is ast.With and not any(isinstance(n, ast.Return) for n in _own_nodes(statement)):
+                self.taint([item.optional_vars for item in statement.items if item.optional_vars], "a `with` target", env)
+                if self.block(statement.body, env):
+                    return True
                 continue
-            else:
-                raise Unreadable(f"a {kind.__name__} statement")
+            if kind in (ast.Pass, ast.Assert):
+                continue
+            self.statement(statement, env)
         return False
+
+    def statement(self, statement: ast.stmt, env: dict[str, Any]) -> None:
+        """An assignment binds its name to its value; a value it cannot read, or any other statement
+        (a loop, a call made for its effect, an assignment into an item), makes every name it touches
+        unreadable from then on: a value that uses none of them is still read."""
+        kind = type(statement)
+        target = statement.targets[0] if kind is ast.Assign and len(statement.targets) == 1 else getattr(statement, "target", None)
+        if kind in (ast.Assign, ast.AnnAssign) and getattr(statement, "value", None) is not None and target is not None:
+            key = target.id if type(target) is ast.Name else "self." + target.attr if _own_attribute(target) else None
+            if key is not None:
+                try:
+                    value = self.value(statement.value, env)
+                except Unreadable as unread:
+                    self.bind(key, _Unread(str(unread)), env)
+                    return
+                self.bind(key, value, env)
+                self.aliases[key] = _aliased(statement.value)
+                return
+        if kind is ast.AugAssign and type(statement.target) is ast.Name and statement.target.id in env:
+            name = statement.target.id
+            self.nodes += self.sizes.get(name, 1)
+            try:
+                self.bind(name, self._binary(statement.op, env[name], self.value(statement.value, env)), env)
+            except Unreadable as unread:
+                self.bind(name, _Unread(str(unread)), env)
+            return
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            self.bind(statement.name, _Unread(f"the local definition {statement.name}"), env)
+            return
+        if any(isinstance(node, ast.Return) for node in _own_nodes(statement)):
+            raise Unreadable(f"a return inside a {kind.__name__} statement")
+        self.taint([statement], f"a {kind.__name__} statement", env)
+
+    def taint(self, nodes: list[ast.AST], reason: str, env: dict[str, Any]) -> None:
+        """The names `nodes` may change (and the names bound to one of them as such) can no longer be read."""
+        touched = {key for node in nodes for key in _changed(node)}
+        touched |= {name for name, source in self.aliases.items() if source in touched}
+        touched |= {self.aliases[name] for name in touched if self.aliases.get(name)}
+        for key in touched:
+            self.bind(key, _Unread(f"{reason} changes {key.removeprefix('self.')}"), env)
 
     def bind(self, name: str, value: Any, env: dict[str, Any]) -> None:
         env[name] = value
         self.sizes[name] = self.nodes
+        self.aliases.pop(name, None)
 
     def value(self, node: ast.expr, env: dict[str, Any]) -> Any:
         self.nodes += 1
@@ -133,13 +178,15 @@ class _Reader:
             if not math.isfinite(node.value):
                 raise Unreadable(f"the constant {node.value!r}")
             return self.algebra.number(repr(node.value))
-        if kind is ast.Name:
-            self.nodes += self.sizes.get(node.id, 0)
-            return env[node.id] if node.id in env else self.algebra.symbol(node.id)
-        if _own_attribute(node):
-            key = "self." + node.attr
+        if kind is ast.Name or _own_attribute(node):
+            key = node.id if kind is ast.Name else "self." + node.attr
             self.nodes += self.sizes.get(key, 0)
-            return env[key] if key in env else self.algebra.symbol(node.attr)
+            value = env.get(key)
+            if type(value) is _Unread:
+                raise Unreadable(value.reason)
+            if value is None and kind is not ast.Name and type(env.get("self")) is _Unread:
+                raise Unreadable(env["self"].reason)
+            return value if value is not None else self.algebra.symbol(key.removeprefix("self."))
         if kind is ast.UnaryOp and type(node.op) in (ast.USub, ast.UAdd):
             operand = self.value(node.operand, env)
             return -operand if type(node.op) is ast.USub else operand
@@ -209,6 +256,77 @@ class _Reader:
         if name in _BINARY and len(values) == 2:
             return _BINARY[name](self.algebra, values[0], values[1])
         raise Unreadable(f"the call {name}")
+
+
+class _Unread:
+    """A name's value that cannot be read (why): reading it makes the value Unreadable."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _own_nodes(statement: ast.AST):
+    """The statement's nodes, not those of a function or class it defines."""
+    pending = [statement]
+    while pending:
+        node = pending.pop()
+        yield node
+        pending += [c for c in ast.iter_child_nodes(node) if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))]
+
+
+def _changed(statement: ast.AST) -> set[str]:
+    """The names a statement may change: those it assigns (into an item or an attribute too: its
+    root), a for loop's targets, what an in-place call (`x.add_(y)`, `losses.append(h)`,
+    `nn.init.normal_(w)`) is made on, and, for a call made for its effect, its receiver and its
+    arguments (`self.reset_parameters()`: all of `self`). Not what it only reads."""
+    found: set[str] = set()
+    effect = statement.value if type(statement) is ast.Expr and type(statement.value) is ast.Call else None
+    for node in _own_nodes(statement):
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            found.add(_key_of(node))
+        elif type(node) is ast.Call:
+            function = node.func
+            name = function.attr if type(function) is ast.Attribute else function.id if type(function) is ast.Name else ""
+            in_place = name.endswith("_") and not name.startswith("_") or name in _MUTATORS
+            if type(function) is ast.Attribute and (in_place or node is effect):
+                owner = _key_of(function.value)
+                found.add("self" if owner.startswith("self") and node is effect else owner)
+            if node is effect or (in_place and type(function) is not ast.Attribute) or (in_place and _root(function) in _MODULES):
+                found |= {_key_of(argument) for argument in node.args}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            found |= set(node.names)
+    return {key for key in found if key and key not in _MODULES}
+
+
+def _key_of(node: ast.expr) -> str:
+    """The name a target or an argument is rooted at: `x[0]` → x, `self.cache[0]` → self.cache."""
+    while type(node) in (ast.Subscript, ast.Starred) or (type(node) is ast.Attribute and not _own_attribute(node)):
+        node = node.value
+    if _own_attribute(node):
+        return "self." + node.attr
+    return node.id if type(node) is ast.Name else ""
+
+
+def _aliased(value: ast.expr) -> str | None:
+    """The name a value is that name itself as (`x`, `x.view(-1)`, `x[:, None]`), which changing
+    one changes the other."""
+    while True:
+        if type(value) is ast.Name:
+            return value.id
+        if _own_attribute(value):
+            return "self." + value.attr
+        if type(value) is ast.Subscript:
+            value = value.value
+        elif type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in _VIEWS:
+            value = value.func.value
+        else:
+            return None
 
 
 def _own_attribute(node: ast.expr) -> bool:
