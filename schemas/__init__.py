@@ -14,7 +14,7 @@ from .code import (
     ValueSiteKind,
 )
 from .decisions import Assumption, Clarification, DecisionsFile, Deviation, SymbolBinding
-from .findings import CheckReport, Finding, FindingKind, Fix, TextEdit
+from .findings import CheckReport, Finding, FindingKind, Fix, TextEdit, Undecided
 from .settings import EditorLLMSettings, EditorSettings, WorkspaceSettings
 from .smoke import DEFAULT_SANDBOX_IMAGE, DependencyIssue, ErrorClass, Frame, SandboxSettings, SmokeFailure, SmokeResult
 from .gaps import (
@@ -109,6 +109,7 @@ __all__ = [
     "FindingKind",
     "Fix",
     "TextEdit",
+    "Undecided",
     "Anchor",
     "CallArguments",
     "ConfigReference",

@@ -51,6 +51,16 @@ class Finding(Model):
     decision: str | None = Field(default=None, description="The id of the decision that covers it.")
 
 
+class Undecided(Model):
+    """A function an anchor ties to an equation whose expressions were not compared, and why."""
+
+    file: str
+    line: int = Field(description="0-based line of the definition.")
+    function: str
+    equation: str
+    reason: str = Field(description="What could not be read or bound: a call, a symbol with no name in the code.")
+
+
 class CheckReport(Model):
     """The findings of one check of a workspace against a paper."""
 
@@ -58,3 +68,4 @@ class CheckReport(Model):
     workspace: str
     findings: list[Finding] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list, description="Files that could be read only in part, and why.")
+    undecided: list[Undecided] = Field(default_factory=list, description="Anchored functions not compared with their equation, and why.")

@@ -32,6 +32,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from paperlens.pipeline.check import PaperFacts, WorkspaceContext, check_open_file, paper_facts, unimplemented
+from paperlens.pipeline.check.render import undecided_message
 from paperlens.pipeline.code import MAX_FILE_BYTES, index_document, index_edit, index_workspace
 from paperlens.pipeline.code.settle import OtherFiles, settle_one
 from paperlens.pipeline.decisions import DECISIONS_PATH, load_decisions
@@ -40,7 +41,7 @@ from paperlens.pipeline.files import UnreadableFile, resolved_path
 from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.readiness import assess
 from paperlens.pipeline.workspace import SETTINGS_FILES, editor_settings, find_paper, load_settings
-from paperlens.schemas import CodeIndex, DecisionsFile, EditorSettings, FileIndex, Finding, Gap, PaperSpec, ReadinessReport, WorkspaceSettings
+from paperlens.schemas import CodeIndex, DecisionsFile, EditorSettings, FileIndex, Finding, Gap, PaperSpec, Undecided, ReadinessReport, WorkspaceSettings
 from paperlens.schemas.repo import RepoPlan
 
 from .convert import gap_diagnostic, paper_diagnostic, to_diagnostic
@@ -133,6 +134,7 @@ class PaperlensServer(LanguageServer):
         self.ready = asyncio.Event()
         self.pending: dict[str, asyncio.Task] = {}
         self.findings: dict[str, list[Finding]] = {}
+        self.undecided: dict[str, list[Undecided]] = {}  # per document: anchored functions not compared, and why
         self.analysed_versions: dict[str, int | None] = {}  # the document version each uri's findings are of
         self.positions = Positions()  # columns as the client counts them, once initialize negotiated it
         self.unimplemented: list[Finding] = []  # the paper's equations and algorithms no code cites
@@ -183,7 +185,9 @@ class PaperlensServer(LanguageServer):
         gc.collect()
         gc.freeze()
 
-    def analyse(self, relative: str, source: str) -> list[Finding]:
+    def analyse(self, relative: str, source: str) -> tuple[list[Finding], list[Undecided]]:
+        """The findings of a document as the editor holds it (the kinds the settings show), and its
+        anchored functions not compared with their equation, with why."""
         assert self.root is not None and self.facts is not None and self.spec is not None
         previous, previous_source = self.file_indexes.get(relative), self.indexed_sources.get(relative)
         # After the first reading of a document, an edit re-reads only the statements it touched.
@@ -199,9 +203,10 @@ class PaperlensServer(LanguageServer):
             self.other_files[relative] = (index, others)
         file_index = settle_one(file_index, others)
         self.file_indexes[relative], self.indexed_sources[relative] = file_index, source
-        findings = check_open_file(self.root, self.spec, self.facts, index, self.context, file_index, source)
+        undecided: list[Undecided] = []
+        findings = check_open_file(self.root, self.spec, self.facts, index, self.context, file_index, source, undecided)
         shown = set(self.settings.checks) - {kind for kind, severity in self.settings.severity.items() if severity == "off"}
-        return [f for f in findings if f.kind in shown]
+        return [f for f in findings if f.kind in shown], undecided
 
     # -- where a document stands --------------------------------------------------------------
 
@@ -489,13 +494,17 @@ async def _analyse_later(ls: PaperlensServer, uri: str, delay: float) -> None:
         return
     version = document.version
     try:
-        findings = await asyncio.to_thread(ls.analyse, relative, document.source)
+        findings, undecided = await asyncio.to_thread(ls.analyse, relative, document.source)
     except Exception:  # one file's bad luck must not stop the server
         log.exception("checking %s failed", relative)
         return
     if ls.workspace.get_text_document(uri).version != version:
         return  # a newer edit is on its way
     ls.findings[uri], ls.analysed_versions[uri] = findings, version
+    if undecided != ls.undecided.get(uri, []):
+        for pair in undecided:
+            log.info("%s:%d: %s", pair.file, pair.line + 1, undecided_message(pair))
+    ls.undecided[uri] = undecided
     ls.publish(uri, CHECKS, [to_diagnostic(f, uri, ls.spec, ls.positions, ls.settings.severity) for f in findings], version)
     ls.collect_garbage()
 
@@ -534,6 +543,7 @@ def did_close(ls: PaperlensServer, params: lsp.DidCloseTextDocumentParams) -> No
     if (task := ls.pending.pop(uri, None)) is not None:
         task.cancel()
     ls.findings.pop(uri, None)
+    ls.undecided.pop(uri, None)
     ls.analysed_versions.pop(uri, None)
     ls.positions.forget(uri)
     ls.file_indexes.pop(ls.relative(uri) or "", None)

@@ -97,7 +97,11 @@ async def hover(ls: PaperlensServer, params: lsp.HoverParams) -> lsp.Hover | Non
             return _hover(ls, items_markdown(spec, await _item_images(ls, items)), to_range(anchor.location, uri, ls.positions))
         if function is not None and equations:
             shown = f" (its result matches: {agreed[0].message.split(': ', 1)[-1]})" if agreed else ""
-            return _hover(ls, items_markdown(spec, await _item_images(ls, equations), title=f"`{function.name}` implements{shown}:"))
+            markdown = items_markdown(spec, await _item_images(ls, equations), title=f"`{function.name}` implements{shown}:")
+            for pair in ls.undecided.get(uri, []):
+                if pair.line == function.location.line:
+                    markdown += f"\n\n_Not compared with Eq. ({pair.equation}) as expressions: {pair.reason}_"
+            return _hover(ls, markdown)
         site = value_at(file, line, character)
         if site is not None and ls.facts is not None and (stated := statement_of(ls.facts, site)) is not None:
             return _hover(ls, statement_markdown(spec, site.normalized_name or site.name, *stated), to_range(site.location, uri, ls.positions))

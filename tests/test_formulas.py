@@ -337,3 +337,19 @@ def test_hostile_equations_are_read_or_refused_quickly(latex, reason):
 def test_hostile_functions_are_refused_with_the_reason_not_a_crash_or_a_hang(body, reason):
     with pytest.raises(Unreadable, match=reason):
         read_function(_function("def f(x, y, z, c):\n" + body), ALGEBRA)
+
+
+def test_an_anchored_function_not_compared_is_a_note_saying_why(tmp_path):
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "main.tex").write_text(PAPER)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "norms.py").write_text('def dyt(x, alpha, gamma, beta):\n    """Eq. (1)."""\n    return gamma * torch.tanh(alpha * project(x)) + beta\n')
+    spec = read_paper(tmp_path / "paper" / "main.tex", use_cache=False)
+    report = check(workspace, spec, index_workspace(workspace), DecisionsFile())
+    [pair] = report.undecided
+    assert (pair.file, pair.line, pair.function, pair.equation) == ("norms.py", 0, "dyt", "1")
+    assert pair.reason == "the function cannot be read (the call project)"
+    from paperlens.pipeline.check.render import render_text
+
+    assert "note: norms.py:1: dyt was not compared with Eq. (1): the function cannot be read (the call project)" in render_text(report)

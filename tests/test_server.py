@@ -327,6 +327,18 @@ async def test_hover_on_an_anchor_shows_the_equation_as_an_image_with_a_link_to_
     assert "`tempered_weight` implements (its result matches: shown symbolically):" in on_the_name and "**Eq. (3)**" in on_the_name
 
 
+async def test_an_anchored_function_not_compared_says_why_on_hover(client: LanguageClient):
+    path = client.workspace_path / "weights.py"
+    text = 'def tempered(m, tau):\n    """Eq. (3)."""\n    return project(m) ** (1 / tau)\n'
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=path.as_uri(), language_id="python", version=1, text=text))
+    )
+    await _diagnostics(client, path.as_uri())
+    value = await _hover(client, path.as_uri(), 0, 5)
+    assert "`tempered` implements" in value and "**Eq. (3)**" in value
+    assert "Not compared with Eq. (3) as expressions: the function cannot be read (the call project)" in value
+
+
 async def test_hover_on_a_value_the_paper_states_quotes_it(client: LanguageClient):
     uri, text = _open(client, "train.py")
     await _diagnostics(client, uri)

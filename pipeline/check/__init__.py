@@ -27,6 +27,7 @@ from ...schemas import (
     Location,
     PaperSpec,
     TextEdit,
+    Undecided,
     ValueSite,
 )
 from ..decisions import DECISIONS_PATH
@@ -1065,13 +1066,21 @@ def check_file(
 
 
 def check_open_file(
-    root: Path, spec: PaperSpec, facts: PaperFacts, index: CodeIndex, context: WorkspaceContext, file: FileIndex, source: str
+    root: Path,
+    spec: PaperSpec,
+    facts: PaperFacts,
+    index: CodeIndex,
+    context: WorkspaceContext,
+    file: FileIndex,
+    source: str,
+    undecided: list[Undecided] | None = None,
 ) -> list[Finding]:
     """What `check` reports for one file, as an editor holds it: `file` indexed from `source`, the
-    rest of the workspace as `index` last saw it."""
+    rest of the workspace as `index` last saw it; `undecided` gets its anchored functions not
+    compared with their equation, and why."""
     sites = [c for f in index.files if f.file != file.file for c in f.components] + file.components
     workspace_wide = [f for f in _check_components(sites, facts, context, _values_by_line([file])) if f.code is not None and f.code.file == file.file]
-    workspace_wide += equation_findings(root, spec, CodeIndex(root=str(root), files=[file]), {file.file: source}, facts.decisions.bindings)
+    workspace_wide += equation_findings(root, spec, CodeIndex(root=str(root), files=[file]), {file.file: source}, facts.decisions.bindings, undecided)
     return check_file(root, facts, file, context, source) + [_recorded(f, facts.decisions) for f in workspace_wide]
 
 
@@ -1089,9 +1098,10 @@ def check(
     sources = sources or {}
     context = WorkspaceContext.of(index)
     findings: list[Finding] = [f for file in index.files for f in check_file(root, facts, file, context, sources.get(file.file))]
+    undecided: list[Undecided] = []
     workspace_wide = (
         _check_components([c for f in index.files for c in f.components], facts, context, _values_by_line(index.files))
-        + equation_findings(root, spec, index, sources, decisions.bindings)
+        + equation_findings(root, spec, index, sources, decisions.bindings, undecided)
         + unimplemented(spec, index)
     )
     findings += [_recorded(f, decisions) for f in workspace_wide]
@@ -1099,4 +1109,4 @@ def check(
     findings.sort(key=lambda f: (order[f.kind], f.code.file if f.code else "~", f.code.line if f.code else 0))
     problems = [f"paper {p.location.short()}: {p.message}" if p.location else f"paper: {p.message}" for p in spec.problems]
     problems += [p.message if p.message.startswith(file.file) else f"{file.file}: {p.message}" for file in index.files for p in file.problems]
-    return CheckReport(paper=spec.main_file, workspace=str(root), findings=findings, problems=problems)
+    return CheckReport(paper=spec.main_file, workspace=str(root), findings=findings, problems=problems, undecided=undecided)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...schemas import CodeIndex, CodeLocation, Equation, Evidence, Finding, Fix, FunctionSite, PaperSpec, SymbolBinding, TextEdit
+from ...schemas import CodeIndex, CodeLocation, Equation, Evidence, Finding, Fix, FunctionSite, PaperSpec, SymbolBinding, TextEdit, Undecided
 from ..algebra import SKETCH, sympy_algebra
 from ..code.formula import Computed, read_function
 from ..code import MAX_FILE_BYTES
@@ -268,8 +268,11 @@ _COMPARED = _Memo(1024)
 _DECIDED = _Memo(1024)
 
 
-def _compared(function: FunctionSite, equation: Equation, node: ast.AST, anchor_line: int, lines: list[str], given: Given = ()) -> list[Finding]:
-    """The divergences one anchor (on `anchor_line`) finds between the definition `node` and `equation`."""
+def _compared(
+    function: FunctionSite, equation: Equation, node: ast.AST, anchor_line: int, lines: list[str], given: Given = ()
+) -> tuple[list[Finding], str | None]:
+    """What one anchor (on `anchor_line`) finds between the definition `node` and `equation`, and why
+    their expressions were not compared, when they were not."""
     key = (
         function.location.file, function.qualname, function.location.line, function.location.column, node.lineno,
         anchor_line, lines[anchor_line] if anchor_line < len(lines) else "", equation.id, equation.number, equation.latex,
@@ -278,11 +281,14 @@ def _compared(function: FunctionSite, equation: Equation, node: ast.AST, anchor_
     return _COMPARED.get(key, lambda: _compare(function, equation, node, anchor_line, lines, given))
 
 
-def _compare(function: FunctionSite, equation: Equation, node: ast.AST, anchor_line: int, lines: list[str], given: Given) -> list[Finding]:
+def _compare(
+    function: FunctionSite, equation: Equation, node: ast.AST, anchor_line: int, lines: list[str], given: Given
+) -> tuple[list[Finding], str | None]:
     documented = _documented(node, anchor_line, lines)
     if documented is None:
-        return []
+        return [], None
     findings: list[Finding] = []
+    undecided = None
     latex = equation.latex or ""
     sums_in_paper = any(m in latex for m in SUM_MARKERS)
     averages_in_paper = any(m in latex for m in MEAN_MARKERS)
@@ -291,8 +297,9 @@ def _compare(function: FunctionSite, equation: Equation, node: ast.AST, anchor_l
     ):  # the anchor documents what the function returns
         header = lines[function.location.line] if function.location.line < len(lines) else ""
         decided = _formula_findings(function, equation, node, f"the anchor on line {anchor_line + 1}", anchored=True, header=header, given=given)
-        if decided is not None:
-            return decided  # the expressions decided; the term and sign counts below would only guess
+        if not isinstance(decided, str):
+            return decided, None  # the expressions decided; the term and sign counts below would only guess
+        undecided = decided
         findings += [f for f in (_missing_term(function, equation, node), _missing_sign(function, equation, node)) if f]
     # A reduction is reported where the anchor points, and only when nothing in the whole
     # definition offsets it (a sum of means, a sum divided by N on the next line).
@@ -302,36 +309,36 @@ def _compare(function: FunctionSite, equation: Equation, node: ast.AST, anchor_l
         findings.append(_finding(function, equation, means_here[0], summed=True))
     elif averages_in_paper and sums_here and not means and not divides:  # 1/N Σ is an average
         findings.append(_finding(function, equation, sums_here[0], summed=False))
-    return findings
+    return findings, undecided
 
 
 @functools.lru_cache(maxsize=1024)
-def _formula(latex: str, sketch: bool = False) -> Formula | None:
-    """The equation read as SymPy (to compare), or as a sketch (to link: no SymPy)."""
+def _formula(latex: str, sketch: bool = False) -> Formula | str:
+    """The equation read as SymPy (to compare), or as a sketch (to link: no SymPy); else why not."""
     try:
         return read_formula(latex, SKETCH if sketch else sympy_algebra())
-    except Unreadable:
-        return None
+    except Unreadable as unread:
+        return str(unread)
 
 
-def _computed(node: ast.FunctionDef | ast.AsyncFunctionDef, sketch: bool = False) -> list[Computed] | None:
+def _computed(node: ast.FunctionDef | ast.AsyncFunctionDef, sketch: bool = False) -> list[Computed] | str:
     try:
         return read_function(node, SKETCH if sketch else sympy_algebra())
-    except Unreadable:
-        return None
+    except Unreadable as unread:
+        return str(unread)
 
 
 def _formula_findings(
     function: FunctionSite, equation: Equation, node: ast.AST, linked_by: str, *, anchored: bool, header: str, given: Given
-) -> list[Finding] | None:
-    """What comparing the equation's expression with the function's says: None when undecided; when
+) -> list[Finding] | str:
+    """What comparing the equation's expression with the function's says: why not, when undecided; when
     a path of the function computes the equation (the others are variants), an agreement at the
     function's name (`header`: its `def` line); else one divergence naming the difference, at the
     `return` that makes it. A pair no anchor ties gets a fix writing the anchor; every one, the binding
     it used, for the team to correct in the decisions file (`given`: what they set there)."""
     decided = _decided(node, equation.latex or "", anchored, given)
-    if decided is None:
-        return None
+    if isinstance(decided, str):
+        return decided
     differs, line, code_value, paper_value, comparison = decided
     bound = ", ".join(f"{p} → {c}" for p, c in sorted(comparison.binding.items()) if p != c) or "by their names"
     note = f"linked by {linked_by}; symbols bound {bound}" + (" (as the decisions file says)" if given else "")
@@ -377,25 +384,27 @@ def _link_fix(function: FunctionSite, equation: Equation, header: str) -> Fix:
     )
 
 
-def _decided(node: ast.AST, latex: str, anchored: bool, given: Given) -> tuple | None:
-    """A function against an equation: None when undecided, else (whether it differs, the line of the
+def _decided(node: ast.AST, latex: str, anchored: bool, given: Given) -> tuple | str:
+    """A function against an equation: why not, when undecided, else (whether it differs, the line of the
     return compared, code, paper, the Comparison): an agreement when a path of it computes the
     equation (the others are variants), else the first differing path."""
     return _DECIDED.get((ast.dump(node, include_attributes=True), latex, anchored, given), lambda: _decide(node, latex, anchored, given))
 
 
-def _decide(node: ast.AST, latex: str, anchored: bool, given: Given) -> tuple | None:
+def _decide(node: ast.AST, latex: str, anchored: bool, given: Given) -> tuple | str:
     formula = _formula(latex)
-    computed = _computed(node) if formula is not None else None
-    if formula is None or computed is None:
-        return None
+    if isinstance(formula, str):
+        return f"the equation cannot be read ({formula})"
+    computed = _computed(node)
+    if isinstance(computed, str):
+        return f"the function cannot be read ({computed})"
     from .formulas import compare  # SymPy: imported once a pair is compared
 
     comparisons = [(path, compare(formula, path, anchored=anchored, given=dict(given))) for path in computed]
     equivalent = [(path, c) for path, c in comparisons if c.outcome == "equivalent"]
     decided = equivalent or [(path, c) for path, c in comparisons if c.outcome == "differs"]
     if not decided:
-        return None
+        return "; ".join(dict.fromkeys(c.detail for _, c in comparisons))
     path, comparison = decided[0]
     return comparison.outcome == "differs", path.line, str(path.expression), str(formula.expression), comparison
 
@@ -412,7 +421,7 @@ def _inferred_findings(
         (equation, sketch.expression)
         for equation in spec.equations
         if equation.number and equation.latex and equation.section_id not in aside
-        and (sketch := _formula(equation.latex, sketch=True)) is not None and sketch.expression.operations
+        and not isinstance(sketch := _formula(equation.latex, sketch=True), str) and sketch.expression.operations
     ]  # fmt: skip
     if not formulas:
         return []
@@ -429,12 +438,13 @@ def _inferred_findings(
             if function.kind != "function" or (file.file, function.qualname) in anchored:
                 continue
             node = _definition(tree, function)
-            sketches = _computed(node, sketch=True) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            sketches = _computed(node, sketch=True) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
             for equation, sketch in formulas:
                 given = _given(bindings, function, equation)
-                if any(_may_compute(path.expression, sketch, given) for path in sketches or []):
+                if not isinstance(sketches, str) and any(_may_compute(path.expression, sketch, given) for path in sketches):
                     header = lines[function.location.line] if function.location.line < len(lines) else ""
-                    findings += _formula_findings(function, equation, node, "what it computes (no anchor)", anchored=False, header=header, given=given) or []
+                    decided = _formula_findings(function, equation, node, "what it computes (no anchor)", anchored=False, header=header, given=given)
+                    findings += [] if isinstance(decided, str) else decided  # no anchor: an undecided link says nothing
     return findings
 
 
@@ -477,10 +487,16 @@ def _given(bindings: Sequence[SymbolBinding], function: FunctionSite, equation: 
 
 
 def equation_findings(
-    root: Path, spec: PaperSpec, index: CodeIndex, sources: Mapping[str, str] | None = None, bindings: Sequence[SymbolBinding] = ()
+    root: Path,
+    spec: PaperSpec,
+    index: CodeIndex,
+    sources: Mapping[str, str] | None = None,
+    bindings: Sequence[SymbolBinding] = (),
+    undecided: list[Undecided] | None = None,
 ) -> list[Finding]:
     """Functions an anchor ties to an equation or linked to one by what they compute, compared with
-    it; `sources`: an editor's unsaved texts; `bindings`: the decisions file's."""
+    it; `sources`: an editor's unsaved texts; `bindings`: the decisions file's; `undecided` gets,
+    for each anchored pair whose expressions were not compared, why."""
     by_number = {e.number: e for e in spec.equations if e.number}
     by_label = {e.label: e for e in spec.equations if e.label and e.number}
     findings: list[Finding] = []
@@ -502,7 +518,10 @@ def equation_findings(
         for anchor, function, equation in anchored:
             node = _definition(tree, function)
             if node is not None:
-                findings += _compared(function, equation, node, anchor.location.line, lines, _given(bindings, function, equation))
+                found, reason = _compared(function, equation, node, anchor.location.line, lines, _given(bindings, function, equation))
+                findings += found
+                if reason is not None and undecided is not None:
+                    undecided.append(Undecided(file=function.location.file, line=function.location.line, function=function.qualname, equation=equation.number or "", reason=reason))
     anchored_functions = {(file.file, a.function) for file in index.files for a in file.anchors if a.target_kind in ("equation", "label")}
     findings += _inferred_findings(root, spec, index, sources or {}, anchored_functions, bindings)
     return list({finding.id: finding for finding in findings}.values())  # several anchors, one finding

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ...schemas import CheckReport, Finding
+from ...schemas import CheckReport, Finding, Undecided
 from ..sarif import paper_location, sarif_log
 
 RULES = {
@@ -21,6 +21,10 @@ def counts(report: CheckReport) -> dict[str, int]:
     return {kind: sum(f.kind == kind for f in open_findings) for kind in RULES} | {
         "recorded": sum(f.status == "recorded" for f in report.findings)
     }
+
+
+def undecided_message(pair: Undecided) -> str:
+    return f"{pair.function} was not compared with Eq. ({pair.equation}): {pair.reason}"
 
 
 def render_text(report: CheckReport) -> str:
@@ -44,6 +48,8 @@ def render_text(report: CheckReport) -> str:
                 out.append(f"    fix: {fix.title}")
     for problem in report.problems:
         out.append(f"note: {problem}")
+    for pair in report.undecided:
+        out.append(f"note: {pair.file}:{pair.line + 1}: {undecided_message(pair)}")
     out.append("")
     return "\n".join(out)
 
