@@ -56,6 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="error",
         help="exit 1 when an open finding is at least this severe (default: error)",
     )
+    check.add_argument(
+        "--llm",
+        action="store_true",
+        help="ask the model at $PAPERLENS_LLM_BASE_URL ($PAPERLENS_LLM_MODEL) about the functions an anchor ties to an "
+        "equation that paperlens could not compare; an answer is kept only when it quotes the function and the "
+        "equation, and is shown as the model's",
+    )
     check.set_defaults(run=run_check)
     smoke = commands.add_parser("smoke", help="run the workspace's smoke command in the sandbox and classify what fails")
     smoke.add_argument("workspace", type=Path, nargs="?", default=Path("."), help="the workspace (default: the current folder)")
@@ -153,6 +160,25 @@ def _model_gaps(spec: PaperSpec, known: list[Gap]) -> list[Gap]:
     return found
 
 
+def _model_equation_findings(workspace: Path, spec: PaperSpec, index, undecided: list) -> list:
+    """The model's verdicts on the anchored pairs paperlens left undecided; when it cannot help, say
+    why and go on with paperlens' own findings."""
+    if not undecided:
+        return []
+    from .check.llm_equations import judge_undecided
+    from .llm import LLMClient, LLMError, settings_from_env
+
+    try:
+        client = LLMClient(settings_from_env())
+        print(f"paperlens: asking {client.settings.model} at {client.settings.base_url} about {len(undecided)} function(s) not compared…", file=sys.stderr)
+        found = judge_undecided(workspace, spec, index, undecided, client)
+    except LLMError as err:
+        print(f"paperlens: the model was not used: {str(err).rstrip('.')}. Showing paperlens' own findings only.", file=sys.stderr)
+        return []
+    print(f"paperlens: the model's verdicts kept: {len(found)} of {len(undecided)} (each must quote the function and the equation)", file=sys.stderr)
+    return found
+
+
 def workspace_folder(path: Path) -> Path:
     """The workspace's real path; WorkspaceError when it is no folder that can be read."""
     from .files import UnreadableFile, resolved_path
@@ -181,6 +207,8 @@ def run_check(args: argparse.Namespace) -> int:
     decisions = load_decisions(workspace)
     index = index_workspace(workspace, include=settings.include, exclude=settings.exclude)
     report = check(workspace, spec, index, decisions)
+    if args.llm:
+        report.findings += _model_equation_findings(workspace, spec, index, report.undecided)
     if args.format == "json":
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     elif args.format == "sarif":

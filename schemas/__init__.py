@@ -50,7 +50,7 @@ from .repo import (
     TokenUsage,
     ToleranceRule,
 )
-from .llm import DraftedQuestion, GapCandidate, GapCandidates, LLMSettings
+from .llm import DraftedQuestion, EquationVerdict, GapCandidate, GapCandidates, LLMSettings
 from .paper import (
     Algorithm,
     Component,
@@ -132,6 +132,7 @@ __all__ = [
     "SettingStatus",
     "GapCandidate",
     "GapCandidates",
+    "EquationVerdict",
     "DraftedQuestion",
     "LLMSettings",
     "Algorithm",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from .base import Model
@@ -68,3 +70,13 @@ class DraftedQuestion(Model):
     """A clarifying question for the authors, drafted by the model from one gap."""
 
     question: str = Field(description="One or two polite sentences to the authors, naming the exact place in the paper.")
+
+
+class EquationVerdict(Model):
+    """The model's reading of a function the rules could not compare with its equation. Untrusted:
+    kept only when both quotes are found, in the function and in the equation."""
+
+    outcome: Literal["equivalent", "differs", "unsure"]
+    difference: str = Field(description="When it differs: what differs, in one sentence (a term, a sign, a factor, a reduction).")
+    code_quote: str = Field(description="An exact line copied from the function that shows it.")
+    paper_quote: str = Field(description="An exact span copied from the equation's LaTeX that shows it.")
