@@ -30,7 +30,7 @@ def test_every_file_analysed_as_an_editor_holds_it_gets_the_clis_findings(reposi
     differing = {}
     for file in server.index.files:
         source = (server.root / file.file).read_text(encoding="utf-8", errors="replace")
-        editor = {finding.id for finding in server.analyse(file.file, source)}
+        editor = {finding.id for finding in server.analyse(file.file, source)[0]}
         if editor != cli.get(file.file, set()):
             differing[file.file] = (sorted(cli.get(file.file, set()) - editor), sorted(editor - cli.get(file.file, set())))
     assert differing == {}
@@ -54,4 +54,4 @@ def test_an_open_script_a_launcher_runs_keeps_only_its_own_commands_flags(tmp_pa
     server.load_workspace()
     cli = {f.id for f in check(server.root, server.spec, server.index, server.decisions, server.facts).findings if f.code and f.code.file == "train.py"}
     assert any(":learning_rate:train.py:" in finding for finding in cli)  # eval's --lr is eval's
-    assert {f.id for f in server.analyse("train.py", parser)} == cli
+    assert {f.id for f in server.analyse("train.py", parser)[0]} == cli

@@ -42,6 +42,9 @@ def _compared(latex: str, code: str, anchored: bool = True):
         # A font or a name without braces around it subscripts with its argument; a bracketed superscript tags.
         (r"\mathcal{L}_\mathrm{REG} = \mathcal{L}_\mathrm{KL} + \mathcal{L}_\text{MSE}", "L_KL + L_MSE"),
         (r"x^{(k+1)} = x^{(k)} - \eta g", "-eta*g + x_k"),
+        # Norms and inner products are the sums they are (over an index the comparison does not track).
+        (r"\mathcal{L} = \|x - y\|_2^2 + \lambda \lVert w \rVert_1", "lambda*reduce_sum(Abs(w)) + reduce_sum((x - y)**2)"),
+        (r"s = \langle q, k \rangle / \left\| q \right\|", "reduce_sum(k*q)/sqrt(reduce_sum(q**2))"),
     ],
 )
 def test_equations_are_read_with_ml_notation(latex, expected):
@@ -60,6 +63,19 @@ def test_equations_are_read_with_ml_notation(latex, expected):
 def test_what_the_reader_does_not_know_is_unreadable_with_the_reason(latex, reason):
     with pytest.raises(Unreadable, match=reason.replace("\\", "\\\\")):
         read_formula(latex)
+
+
+def test_norms_and_dot_products_in_code_and_the_paper_compare_as_sums():
+    paper = read_formula(r"\mathcal{L} = \|x - y\|^2", ALGEBRA)
+    for code, outcome, detail in (
+        ("def f(x, y):\n    return torch.norm(x - y, p=2) ** 2\n", "equivalent", "shown symbolically"),
+        ("def f(x, y):\n    return ((x - y) ** 2).sum(dim=-1)\n", "equivalent", "shown symbolically"),
+        ("def f(x, y):\n    return F.mse_loss(x, y)\n", "differs", "an average where the paper sums"),
+        ("def f(x, y):\n    return torch.linalg.norm(x - y, ord=1)\n", "undecided", "they differ in a way not named (not a factor or one term)"),
+    ):
+        [path] = read_function(ast.parse(code).body[0], ALGEBRA)
+        comparison = compare(paper, path, anchored=True)
+        assert (comparison.outcome, comparison.detail) == (outcome, detail), code
 
 
 def test_a_statement_it_cannot_read_costs_only_the_values_that_use_what_it_touches():

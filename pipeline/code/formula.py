@@ -5,7 +5,8 @@ Names are symbols: a parameter by its name, `self.alpha` by its attribute (`alph
 constant by its name. Arithmetic maps as written (`@` is refused: a matrix product is not a
 product of numbers); torch/numpy/jax element-wise calls map to SymPy's (`torch.tanh(x)`,
 `np.exp`, `x.pow(2)`, `F.relu`, `x.clamp(min=0)`, `torch.sigmoid`, `F.logsigmoid`, `sqrt`,
-`abs`, `maximum`/`minimum`; `sum`/`mean` over any axis, `F.mse_loss`, `F.l1_loss`); indexing that only reshapes (`w[:, None, None]`, `x[..., None]`) is
+`abs`, `maximum`/`minimum`; `sum`/`mean` over any axis, `F.mse_loss`, `F.l1_loss`; `norm` of
+order 1 or 2 and `dot` as the sums they are); indexing that only reshapes (`w[:, None, None]`, `x[..., None]`) is
 the value itself. An `if` gives one expression per branch; a `with` block is read as its body; a
 `raise` ends its path without a value. A statement it cannot read (a loop, a call made for its
 effect, an assignment into an item, a value with an unknown call) makes every name it touches
@@ -246,7 +247,18 @@ class _Reader:
                 raise Unreadable(f"{name} with reduction {ast.unparse(reduction)}")
             error = self.value(arguments[0], env) - self.value(arguments[1], env)
             return self.algebra.apply(kind, error**2 if name == "mse_loss" else self.algebra.apply("abs", error))
+        if name in ("norm", "vector_norm") and arguments and set(keywords) <= {"p", "ord", "dim", "axis", "keepdim", "keepdims"}:
+            order = keywords.get("p") or keywords.get("ord") or (arguments[1] if len(arguments) > 1 else None)
+            order_value = order.value if type(order) is ast.Constant else "unknown" if order is not None else 2
+            value = self.value(arguments[0], env)
+            if order_value == 1:
+                return self.algebra.apply("sum", self.algebra.apply("abs", value))
+            if order_value not in (2, 2.0, "fro"):
+                raise Unreadable(f"a norm of order {ast.unparse(order) if order is not None else order_value}")
+            return self.algebra.apply("sqrt", self.algebra.apply("sum", value * value))
         values = [self.value(a, env) for a in arguments]
+        if name in ("dot", "inner", "vdot") and len(values) == 2 and not keywords:
+            return self.algebra.apply("sum", values[0] * values[1])
         if set(keywords) - {"inplace", "out"}:
             raise Unreadable(f"{name} with {', '.join(sorted(keywords))}")
         if name in _UNARY and len(values) == 1:

@@ -41,6 +41,9 @@ _GREEK = {
 }  # fmt: skip
 _FUNCTIONS = {"\\tanh": "tanh", "\\exp": "exp", "\\log": "log", "\\ln": "log", "\\sin": "sin", "\\cos": "cos"}
 _PRODUCTS = {"\\cdot", "\\times", "\\odot", "*"}
+# A norm's bars: `\\|x\\|`, `\\lVert x \\rVert`, `\\Vert x \\Vert` (`||x||`: two bars, read where it opens).
+_NORM_OPENS = {"\\|": "\\|", "\\Vert": "\\Vert", "\\lVert": "\\rVert"}
+_CLOSERS = {"+", "-", ")", "]", "}", ",", "|", "\\|", "\\Vert", "\\rVert", "\\rangle"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +88,7 @@ class _Parser:
         self.tokens = tokens
         self.algebra = algebra
         self.indices: list[str | None] = []  # the indices of the sums being read
+        self.open_norms = 0  # norms being read: a `\\|` then closes one rather than opening another
         self.position = 0
         self.depth = 0
 
@@ -119,7 +123,7 @@ class _Parser:
 
     def term(self) -> Any:
         product = self.power()
-        while (token := self.peek()) is not None and token not in ("+", "-", ")", "]", "}", ",", "|"):
+        while (token := self.peek()) is not None and (token not in _CLOSERS or token in _NORM_OPENS and not self.open_norms):
             if token in _PRODUCTS:
                 self.take()
                 product = product * self.power()
@@ -178,10 +182,18 @@ class _Parser:
             inner = self.expression()
             self.take(")" if token == "(" else "]")
             return inner
+        if token in _NORM_OPENS or (token == "|" and self.peek() == "|"):
+            return self._norm(token)
         if token == "|":
             inner = self.expression()
             self.take("|")
             return self.algebra.apply("abs", inner)
+        if token == "\\langle":
+            left = self.expression()
+            self.take(",")
+            right = self.expression()
+            self.take("\\rangle")
+            return self.algebra.apply("sum", left * right)  # an inner product: the sum of the products
         if token == "\\frac" or token == "\\tfrac" or token == "\\dfrac":
             if self.tokens[self.position : self.position + 3] == ["{", "1", "}"] and self.peek_after_group(3) == "\\sum":
                 return self._average()
@@ -224,6 +236,29 @@ class _Parser:
         if len(token) == 1 and token.isalpha():
             return self._symbol(token, "")
         raise Unreadable(f"cannot read {token!r}")
+
+    def _norm(self, opening: str) -> Any:
+        """`\\|x\\|`, `\\|x\\|_2`, `\\|x\\|_1`: the square root of the sum of squares, or the sum of
+        absolute values; its power, if any, is read after it."""
+        if opening == "|":
+            self.take("|")
+        self.open_norms += 1
+        inner = self.expression()
+        self.open_norms -= 1
+        if opening == "|":
+            self.take("|")
+            self.take("|")
+        else:
+            self.take(_NORM_OPENS[opening])
+        order = "2"
+        if self.peek() == "_":
+            self.take()
+            order = "".join(self._script_tokens())
+        if order == "1":
+            return self.algebra.apply("sum", self.algebra.apply("abs", inner))
+        if order not in ("2", "F"):
+            raise Unreadable(f"a norm of order {order}")
+        return self.algebra.apply("sqrt", self.algebra.apply("sum", inner * inner))
 
     def peek_after_group(self, skip: int) -> str | None:
         """The token after `skip` tokens and the braced group that follows them."""
