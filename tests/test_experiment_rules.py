@@ -757,3 +757,17 @@ The regularisation is $\mathcal{L}_\mathrm{REG} = \mathcal{L}_\mathrm{KL} + \mat
     # An objective summing two distances (or none) says nothing of which one a setting chooses.
     both = body.replace(r"\mathcal{L}_\mathrm{LPIPS}", r"\mathcal{L}_\mathrm{L1}")
     assert [f for f in _check(tmp_path / "both", both, files) if f.setting == "loss"] == []
+
+
+def test_a_run_validating_on_its_test_data_where_the_paper_holds_a_split_out_is_a_divergence(tmp_path):
+    body = TRAINING + "\nFifteen percent of the dataset is allocated for validation.\n"
+    files = {
+        "train.py": """
+            history = model.fit(x_train, y_train, epochs=100, validation_data=(x_test, y_test))
+            trainer.fit(model, train_dataloaders=train_dl, val_dataloaders=val_dl)
+            Trainer(model, eval_dataset=ds["test"])
+            """,
+    }
+    found = [(f.code.line + 1, f.code_value) for f in _check(tmp_path, body, files) if f.setting == "validation_data"]
+    assert found == [(2, "(x_test, y_test)"), (4, 'ds["test"]')]  # val_dl is a validation split
+    assert [f for f in _check(tmp_path / "silent", TRAINING, files) if f.setting == "validation_data"] == []  # no split said

@@ -40,6 +40,7 @@ from ..extract.hyperparameters import symbol_name
 from ..extract.knowledge import PhraseSet, hyperparameter_vocabulary
 from ..extract.parts import appendix_sections, framing_sections, top_section
 from ..extract.values import binary_reading
+from ..extract.sentences import sentences_of
 from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_statuses, training_evidence, used_components
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
@@ -93,6 +94,7 @@ class PaperFacts:
     unmentioned: dict[str, Evidence] = field(default_factory=dict)
     unweighted: dict[str, Evidence] = field(default_factory=dict)  # loss terms a sum adds with no weight (loss_terms.py)
     distances: dict[str, Evidence] = field(default_factory=dict)  # the distances (MSE, L1) the objective sums
+    held_out: Evidence | None = None  # where the paper sets a validation split apart from the test set
     library_defaults: Evidence | None = None  # "we use AdamW with PyTorch's default parameters"
     # Component kinds whose choice the paper needs and never states (its schedule) → what and where.
     unstated_kinds: dict[str, tuple[str, str, Evidence]] = field(default_factory=dict)
@@ -196,6 +198,7 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
     side.unmentioned = _unmentioned_techniques(spec, reading, used, delegating)
     side.unweighted = unweighted_terms(spec)
     side.distances = distance_terms(spec)
+    side.held_out = _held_out_validation(spec, framing)
     side.library_defaults = next((evidence for evidence, _ in delegating if _LIBRARY_DEFAULTS_RE.search(evidence.quote)), None)
     return side
 
@@ -623,6 +626,45 @@ def _check_loss_weight(site: ValueSite, side: PaperFacts) -> Finding | None:
             Fix(kind="record-deviation", title=f"Record {site.name} = {site.raw} as a deliberate deviation"),
             Fix(kind="ask-authors", title=f"Ask the authors which weight the {term.upper()} loss had"),
         ],
+    )
+
+
+# A sentence that sets a validation split apart: "Fifteen percent of the dataset is allocated for
+# validation", "we hold out 10% of the training set as a validation set".
+_VALIDATION_RE = re.compile(r"\bvalidation\b|\bheld[- ]out\b|\bhold[- ]out\b", re.I)
+_SET_APART_RE = re.compile(r"\b(?:allocat\w*|split\w*|held|hold\w*|reserv\w*|set aside|percent|fraction|portion|randomly)\b|%", re.I)
+# A name or key of test data: `x_test`, `test_loader`, `testset`, `ds["test"]`.
+_TEST_DATA_RE = re.compile(r"(?:^|[^a-z])test(?:set|loader|data)?(?:[^a-z]|$)", re.I)
+
+
+def _held_out_validation(spec: PaperSpec, framing: frozenset[str]) -> Evidence | None:
+    for paragraph in spec.paragraphs:
+        if paragraph.section_id in framing:
+            continue
+        for sentence in sentences_of(paragraph):
+            text = sentence.plain.text
+            if _VALIDATION_RE.search(text) and _SET_APART_RE.search(text) and not _TEST_DATA_RE.search(text):
+                return Evidence(quote=" ".join(text.split()), location=sentence.location())
+    return None
+
+
+def _check_validation_data(site: ValueSite, side: PaperFacts) -> Finding | None:
+    """A training run that validates on its test data (`validation_data=(x_test, y_test)`) where the
+    paper sets a validation split apart: what it tunes or stops on is the data it reports."""
+    if site.normalized_name != "validation_data" or side.held_out is None or not site.live or not _TEST_DATA_RE.search(site.raw):
+        return None
+    return Finding(
+        id=_site_id("divergence", "validation_data", site.location),
+        kind="divergence",
+        severity="warning",
+        confidence=0.7,
+        confidence_note="the data is told by its name",
+        message=f"{site.name} = {site.raw} validates on the test data, but the paper sets a validation split apart",
+        setting="validation_data",
+        code=site.location,
+        code_value=site.raw,
+        paper=[side.held_out],
+        fixes=[Fix(kind="record-deviation", title=f"Record validating on {site.raw} as a deliberate deviation")],
     )
 
 
@@ -1056,6 +1098,7 @@ def check_file(
             _check_value(lines, given, facts, context, file, cited, own_variants),
             _check_loss_weight(given, facts),
             _check_loss_choice(given, facts),
+            _check_validation_data(given, facts),
             _check_library_default(given, facts),
             _check_switch(given, facts, context, file),
         )
