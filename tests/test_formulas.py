@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +17,7 @@ from paperlens.pipeline.check import check
 from paperlens.pipeline.code import index_workspace
 from paperlens.pipeline.extract.formula import MAX_FORMULA_DEPTH, Unreadable, read_formula
 from paperlens.pipeline.ingest import read_paper
-from paperlens.schemas import DecisionsFile, SymbolBinding
+from paperlens.schemas import DecisionsFile, PaperSpec, SymbolBinding
 
 ALGEBRA = sympy_algebra()
 
@@ -200,18 +201,24 @@ We replace every normalization layer with DyT:
 """
 
 
+def _workspace(tmp_path: Path, files: dict[str, str]) -> tuple[Path, PaperSpec]:
+    """PAPER in tmp_path/paper and `files` in the workspace tmp_path/ws."""
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "main.tex").write_text(PAPER)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    for name, text in files.items():
+        (workspace / name).write_text(textwrap.dedent(text))
+    return workspace, read_paper(tmp_path / "paper" / "main.tex", use_cache=False)
+
+
 def test_check_reports_a_linked_function_that_leaves_a_term_out_and_is_silent_on_one_that_matches(tmp_path):
     """Through `paperlens check`: no anchor needed; the finding names the difference and cites Eq. (1)."""
     import json
     import subprocess
     import sys
 
-    (tmp_path / "paper").mkdir()
-    (tmp_path / "paper" / "main.tex").write_text(PAPER)
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "pyproject.toml").write_text('[tool.paperlens]\npaper = "../paper"\n')
-    (workspace / "norms.py").write_text(textwrap.dedent("""
+    workspace, _ = _workspace(tmp_path, {"pyproject.toml": '[tool.paperlens]\npaper = "../paper"\n', "norms.py": """
         import torch
         from torch import nn
 
@@ -228,7 +235,7 @@ def test_check_reports_a_linked_function_that_leaves_a_term_out_and_is_silent_on
 
         def squash(x, alpha):
             return torch.tanh(alpha * x)
-    """))
+    """})
 
     def formula_findings():
         done = subprocess.run(
@@ -259,19 +266,14 @@ def test_check_reports_a_linked_function_that_leaves_a_term_out_and_is_silent_on
 
 
 def test_a_binding_the_decisions_file_sets_is_used_where_the_names_say_nothing(tmp_path):
-    (tmp_path / "paper").mkdir()
-    (tmp_path / "paper" / "main.tex").write_text(PAPER)
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "norms.py").write_text(textwrap.dedent("""
+    workspace, spec = _workspace(tmp_path, {"norms.py": """
         import torch
 
 
         class Squash:
             def forward(self, x):
                 return self.g * torch.tanh(self.alpha * x) + self.b
-    """))
-    spec = read_paper(tmp_path / "paper" / "main.tex", use_cache=False)
+    """})
 
     def formula(decisions):
         return [f for f in check(workspace, spec, index_workspace(workspace), decisions).findings if f.setting == "formula"]
@@ -356,12 +358,7 @@ def test_hostile_functions_are_refused_with_the_reason_not_a_crash_or_a_hang(bod
 
 
 def test_an_anchored_function_not_compared_is_a_note_saying_why(tmp_path):
-    (tmp_path / "paper").mkdir()
-    (tmp_path / "paper" / "main.tex").write_text(PAPER)
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "norms.py").write_text('def dyt(x, alpha, gamma, beta):\n    """Eq. (1)."""\n    return gamma * torch.tanh(alpha * project(x)) + beta\n')
-    spec = read_paper(tmp_path / "paper" / "main.tex", use_cache=False)
+    workspace, spec = _workspace(tmp_path, {"norms.py": 'def dyt(x, alpha, gamma, beta):\n    """Eq. (1)."""\n    return gamma * torch.tanh(alpha * project(x)) + beta\n'})
     report = check(workspace, spec, index_workspace(workspace), DecisionsFile())
     [pair] = report.undecided
     assert (pair.file, pair.line, pair.function, pair.equation) == ("norms.py", 0, "dyt", "1")

@@ -609,23 +609,31 @@ def _check_loss_weight(site: ValueSite, side: PaperFacts) -> Finding | None:
         return None
     if not isinstance(site.value, (int, float)) or isinstance(site.value, bool) or site.value == 1:
         return None  # 1 is the sum as written
-    evidence = side.unweighted[term]
+    finding = _site_divergence(
+        site, "loss_weight", f"{site.name} = {site.raw} weights the {term.upper()} loss, which the paper's objective adds with no weight",
+        f"the term is matched by the weight's name (`{site.name}` → L_{term.upper()})", side.unweighted[term], "1", id_part=f"loss_weight:{term}",
+    )  # fmt: skip
+    finding.fixes.append(Fix(kind="ask-authors", title=f"Ask the authors which weight the {term.upper()} loss had"))
+    return finding
+
+
+def _site_divergence(
+    site: ValueSite, setting: str, message: str, note: str, evidence: Evidence, paper_value: str | None = None, *, id_part: str | None = None
+) -> Finding:
+    """A warning that a site's value does what the paper's `evidence` says otherwise, to record if meant."""
     return Finding(
-        id=_site_id("divergence", f"loss_weight:{term}", site.location),
+        id=_site_id("divergence", id_part or setting, site.location),
         kind="divergence",
         severity="warning",
         confidence=0.7,
-        confidence_note=f"the term is matched by the weight's name (`{site.name}` → L_{term.upper()})",
-        message=f"{site.name} = {site.raw} weights the {term.upper()} loss, which the paper's objective adds with no weight",
-        setting="loss_weight",
+        confidence_note=note,
+        message=message,
+        setting=setting,
         code=site.location,
         code_value=site.raw,
-        paper_value="1",
+        paper_value=paper_value,
         paper=[evidence],
-        fixes=[
-            Fix(kind="record-deviation", title=f"Record {site.name} = {site.raw} as a deliberate deviation"),
-            Fix(kind="ask-authors", title=f"Ask the authors which weight the {term.upper()} loss had"),
-        ],
+        fixes=[Fix(kind="record-deviation", title=f"Record {site.name} = {site.raw} as a deliberate deviation")],
     )
 
 
@@ -653,19 +661,8 @@ def _check_validation_data(site: ValueSite, side: PaperFacts) -> Finding | None:
     paper sets a validation split apart: what it tunes or stops on is the data it reports."""
     if site.normalized_name != "validation_data" or side.held_out is None or not site.live or not _TEST_DATA_RE.search(site.raw):
         return None
-    return Finding(
-        id=_site_id("divergence", "validation_data", site.location),
-        kind="divergence",
-        severity="warning",
-        confidence=0.7,
-        confidence_note="the data is told by its name",
-        message=f"{site.name} = {site.raw} validates on the test data, but the paper sets a validation split apart",
-        setting="validation_data",
-        code=site.location,
-        code_value=site.raw,
-        paper=[side.held_out],
-        fixes=[Fix(kind="record-deviation", title=f"Record validating on {site.raw} as a deliberate deviation")],
-    )
+    message = f"{site.name} = {site.raw} validates on the test data, but the paper sets a validation split apart"
+    return _site_divergence(site, "validation_data", message, "the data is told by its name", side.held_out)
 
 
 def _check_loss_choice(site: ValueSite, side: PaperFacts) -> Finding | None:
@@ -677,20 +674,9 @@ def _check_loss_choice(site: ValueSite, side: PaperFacts) -> Finding | None:
     [(paper_term, evidence)] = side.distances.items()
     if chosen is None or chosen == paper_term:
         return None
-    return Finding(
-        id=_site_id("divergence", "loss", site.location),
-        kind="divergence",
-        severity="warning",
-        confidence=0.7,
-        confidence_note=f"the distance is read from the setting's value (`{site.raw}` → {chosen.upper()})",
-        message=f"{site.name} = {site.raw} chooses an {chosen.upper()} loss, but the paper's objective has the {paper_term.upper()} term",
-        setting="loss",
-        code=site.location,
-        code_value=site.raw,
-        paper_value=paper_term.upper(),
-        paper=[evidence],
-        fixes=[Fix(kind="record-deviation", title=f"Record {site.name} = {site.raw} as a deliberate deviation")],
-    )
+    message = f"{site.name} = {site.raw} chooses an {chosen.upper()} loss, but the paper's objective has the {paper_term.upper()} term"
+    note = f"the distance is read from the setting's value (`{site.raw}` → {chosen.upper()})"
+    return _site_divergence(site, "loss", message, note, evidence, paper_term.upper())
 
 
 def _check_value(
