@@ -366,3 +366,30 @@ def test_an_anchored_function_not_compared_is_a_note_saying_why(tmp_path):
     from paperlens.pipeline.check.render import render_text
 
     assert "note: norms.py:1: dyt was not compared with Eq. (1): the function cannot be read (the call project)" in render_text(report)
+
+
+DEFINING_PAPER = r"""\documentclass{article}
+\begin{document}
+\section{Method}
+The distance shift is $\delta_{k,m} = (\alpha_{k,m})^{-\beta_{k,m}^{2}}$, and $h = \alpha d$.
+\end{document}
+"""
+
+
+def test_a_name_a_statement_assigns_as_a_defined_symbol_is_compared_with_the_definition(tmp_path):
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "main.tex").write_text(DEFINING_PAPER)
+    spec = read_paper(tmp_path / "paper" / "main.tex", use_cache=False)
+    for name, code, expected in (
+        ("differs", "def gps(d, alpha, beta):\n    delta = alpha ** (-1 / beta)\n    h = alpha * d * 2\n    return delta * h\n",
+         [("divergence", 1, "delta in gps differs from the paper's definition of delta_k,m: the exponent differs: the code's is -1/beta, the paper's -beta**2")]),
+        ("agrees", "def shift(alpha, beta):\n    delta = alpha ** (-beta ** 2)\n    return delta\n",
+         [("agreement", 1, "delta in shift computes the paper's definition of delta_k,m: shown symbolically")]),
+        ("other names", "def f(a, b):\n    delta = a ** (-1 / b)\n    return delta\n", []),
+    ):  # fmt: skip
+        workspace = tmp_path / name
+        workspace.mkdir()
+        (workspace / "loss.py").write_text(code)
+        found = [f for f in check(workspace, spec, index_workspace(workspace), DecisionsFile()).findings if f.setting == "formula"]
+        # `h = alpha * d * 2` is not compared: a one-letter symbol is any code's variable.
+        assert [(f.kind, f.code.line, f.message) for f in found] == expected, name

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 _GREEK_SPELLINGS = {"lambda": ("lam", "lmbda", "lmb", "lambd"), "epsilon": ("eps",), "varepsilon": ("eps", "epsilon")}
 # A learned scale and shift, as deep-learning libraries name them.
 _ROLE_SPELLINGS = {"gamma": ("weight", "scale"), "beta": ("bias", "shift")}
+# Letters papers index elements by: `\\alpha_i`, `\\delta_{k,m}` is one of many.
+_INDICES = frozenset("i j k l m n".split())
 
 
 def bind(paper_names: set[str], code_names: set[str], given: Mapping[str, str] | None = None) -> dict[str, str] | str:
@@ -60,14 +62,23 @@ def _candidates(paper_names: set[str], code_names: set[str]) -> dict[str, list[s
     return found
 
 
+def head_spellings(name: str) -> tuple[str, ...]:
+    """How code may begin to spell a symbol, lowercase: `lambda_q` → lambda, lam, lmbda, ..."""
+    head = name.partition("_")[0].lower()
+    return (head, *_GREEK_SPELLINGS.get(head, ()))
+
+
 def _key(name: str) -> str:
     return name.replace("_", "").lower()
 
 
 def _spellings(name: str) -> list[str]:
-    """A paper symbol's keys as code spells it: `lambda_q` → lambdaq, lamq, lmbdaq, ..."""
+    """A paper symbol's keys as code spells it: `lambda_q` → lambdaq, lamq, lmbdaq, ...; one
+    subscripted by indices only (`delta_k,m`, `alpha_i`) also as its head: code keeps one per index."""
     keys = [_key(name)]
     head, _, rest = name.partition("_")
     for spelling in _GREEK_SPELLINGS.get(head, ()):
         keys.append(_key(spelling + rest))
+    if rest and all(index in _INDICES for index in rest.split(",")):
+        keys += [_key(head), *(_key(spelling) for spelling in _GREEK_SPELLINGS.get(head, ()))]
     return keys

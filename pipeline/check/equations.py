@@ -26,13 +26,15 @@ from typing import Any
 
 from ...schemas import CodeIndex, CodeLocation, Equation, Evidence, Finding, Fix, FunctionSite, PaperSpec, SymbolBinding, TextEdit, Undecided
 from ..algebra import SKETCH, sympy_algebra
-from ..code.formula import Computed, read_function
+from ..code.formula import Assigned, Computed, parameters_of, read_assignments, read_function
 from ..code import MAX_FILE_BYTES
 from ..code.incremental import ModuleDefinitions, definitions_of
-from ..extract.formula import Formula, Unreadable, read_formula
+from ..code.python import parse_module
+from ..extract.formula import Formula, Unreadable, defined_name, read_formula
 from ..extract.parts import framing_sections
 from ..files import UnreadableFile, read_regular_file
-from .binding import linkable
+from ..ingest.positions import span_location
+from .binding import bind, head_spellings, linkable
 
 # Symbol → code name pairs the decisions file sets for one function and equation, sorted (a memo key).
 Given = tuple[tuple[str, str], ...]
@@ -448,6 +450,110 @@ def _inferred_findings(
     return findings
 
 
+def _definition_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Mapping[str, str]) -> list[Finding]:
+    """A name a statement assigns that stands for a symbol the paper defines (`delta = ...` and
+    "$\\delta = \\alpha^{-\\beta^2}$", a display equation or the method's inline math), its value
+    applying the definition's operations to names that all stand for its symbols: compared with the
+    definition. Only an agreement or a named difference is reported; no anchor is needed."""
+    definitions = _definitions(spec)
+    if not definitions:
+        return []
+    # An assignment to a name spelled as a defined symbol: only files and scopes with one are read.
+    heads = sorted({spelling for _, _, _, spellings in definitions for spelling in spellings}, key=len, reverse=True)
+    assigns = re.compile(rf"(?im)^[ \t]*(?:self\.)?(?:{'|'.join(map(re.escape, heads))})\w*[ \t]*=(?!=)")
+    findings: list[Finding] = []
+    for file in index.files:
+        if not file.file.endswith(".py"):
+            continue
+        text = _read_text(root, file.file, sources)
+        if text is None or not assigns.search(text):
+            continue
+        try:
+            tree = parse_module(text, file.file)  # the one tree of this text the index read too
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        scopes = [(tree.body, [], "the module")] + [
+            (node.body, parameters_of(node), node.name) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ]
+        lines = _LINE_BREAK.split(text)
+        for body, parameters, owner in scopes:
+            if not any(isinstance(statement, ast.Assign) and assigns.match(lines[statement.lineno - 1]) for statement in body):
+                continue
+            sketches = read_assignments(body, parameters)
+            for name, sketch, evidence, _ in definitions:
+                for assigned in sketches:
+                    if _defines(assigned, name, sketch):
+                        findings += _definition_compared(file.file, body, parameters, owner, assigned, name, evidence)
+    return findings
+
+
+def _defines(assigned: Assigned, name: str, sketch: Any) -> bool:
+    """Whether an assignment may compute a definition: its target stands for the defined symbol and
+    its value applies the same operations to names that all stand for the definition's symbols."""
+    target = assigned.name.removeprefix("self.")
+    code, paper = assigned.expression, sketch
+    return (
+        len(code.names) >= 1 and code.operations == paper.operations and target not in code.names
+        and bind({name}, {target}) == {name: target} and linkable(set(paper.names) | {name}, set(code.names) | {target})
+    )  # fmt: skip
+
+
+def _definition_compared(
+    file: str, body: list[ast.stmt], parameters: list[str], owner: str, assigned: Assigned, name: str, evidence: Evidence
+) -> list[Finding]:
+    formula = _formula(evidence.quote)
+    if isinstance(formula, str):
+        return []
+    values = [a for a in read_assignments(body, parameters, sympy_algebra()) if (a.name, a.line) == (assigned.name, assigned.line)]
+    if not values:
+        return []
+    from .formulas import compare  # SymPy: imported once a pair is compared
+
+    comparison = compare(formula, Computed(values[0].expression, assigned.line), anchored=False)
+    if comparison.outcome == "undecided":
+        return []
+    agrees = comparison.outcome == "equivalent"
+    location = CodeLocation(file=file, line=assigned.line, column=0, end_line=assigned.line, end_column=None)
+    target = assigned.name
+    bound = ", ".join(f"{p} → {c}" for p, c in sorted(comparison.binding.items()) if p != c) or "by their names"
+    return [
+        Finding(
+            id=f"{'agreement' if agrees else 'divergence'}:definition:{name}:{file}:{assigned.line + 1}",
+            kind="agreement" if agrees else "divergence", severity="info" if agrees else "warning",
+            confidence=0.6 if agrees else 0.5,
+            confidence_note=f"linked by the name it assigns ({target} for {name}) and what it computes; symbols bound {bound}",
+            message=f"{target} in {owner} {'computes' if agrees else 'differs from'} the paper's definition of {name}: {comparison.detail}",
+            setting="formula", code=location, code_value=str(values[0].expression), paper_value=str(formula.expression), paper=[evidence],
+            fixes=[] if agrees else [Fix(kind="record-deviation", title=f"Record {target}'s formula as a deliberate deviation from the paper's {name}")],
+        )
+    ]  # fmt: skip
+
+
+def _definitions(spec: PaperSpec) -> list[tuple[str, Any, Evidence, tuple[str, ...]]]:
+    """The method's definitions of one symbol by a formula of others (numbered displays and inline
+    math): (the symbol, its formula's sketch, where, how code may spell it, to find files)."""
+    aside = framing_sections(spec) | {s.id for s in spec.sections if s.appendix}
+    found = []
+    candidates = [(e.latex, Evidence(quote=e.latex, location=e.location)) for e in spec.equations if e.latex and e.section_id not in aside]
+    for paragraph in spec.paragraphs:
+        if paragraph.section_id not in aside:
+            candidates += [
+                (math[1], Evidence(quote=math[1], location=span_location(paragraph, math.start(1), math.end(1))))
+                for math in _INLINE_MATH_RE.finditer(paragraph.text)
+                if "=" in math[1]
+            ]
+    for latex, evidence in candidates:
+        name = defined_name(latex)
+        sketch = _formula(latex, sketch=True) if name else None
+        # A one-letter symbol (x, h, D) is any code's variable: no evidence of computing the definition.
+        if name and len(name.partition("_")[0]) > 1 and not isinstance(sketch, str) and sketch is not None and sketch.expression.names:
+            found.append((name, sketch.expression, evidence, head_spellings(name)))
+    return found
+
+
+_INLINE_MATH_RE = re.compile(r"\$([^$]{3,300})\$")
+
+
 # Words in code that may spell each operation of a sketch (a sigmoid is an exp, a ReLU a max).
 _CODE_WORDS = {
     "tanh": ("tanh",), "exp": ("exp", "sigmoid", "softplus"), "log": ("log",), "sin": ("sin",), "cos": ("cos",),
@@ -456,15 +562,23 @@ _CODE_WORDS = {
 }  # fmt: skip
 
 
-def _read_definitions(root: Path, path: str, sources: Mapping[str, str]) -> tuple[str, ModuleDefinitions] | None:
-    """A workspace file's text (the editor's, else the disk's through the one reader) and its
-    definitions; None when it cannot be read or parsed (the index reports why)."""
+def _read_text(root: Path, path: str, sources: Mapping[str, str]) -> str | None:
+    """A workspace file's text: the editor's, else the disk's through the one reader."""
     text = sources.get(path)
     if text is None:
         try:
             text = read_regular_file(root / path, limit=MAX_FILE_BYTES, inside=root).decode("utf-8")
         except (UnreadableFile, UnicodeDecodeError):
             return None
+    return text
+
+
+def _read_definitions(root: Path, path: str, sources: Mapping[str, str]) -> tuple[str, ModuleDefinitions] | None:
+    """A workspace file's text and its definitions; None when it cannot be read or parsed (the index
+    reports why)."""
+    text = _read_text(root, path, sources)
+    if text is None:
+        return None
     try:
         return text, definitions_of(text, path)  # the edited statement alone when index_edit read it
     except (SyntaxError, ValueError, MemoryError, RecursionError):  # CPython's parser, past its limits
@@ -524,4 +638,5 @@ def equation_findings(
                     undecided.append(Undecided(file=function.location.file, line=function.location.line, function=function.qualname, equation=equation.number or "", reason=reason))
     anchored_functions = {(file.file, a.function) for file in index.files for a in file.anchors if a.target_kind in ("equation", "label")}
     findings += _inferred_findings(root, spec, index, sources or {}, anchored_functions, bindings)
+    findings += _definition_findings(root, spec, index, sources or {})
     return list({finding.id: finding for finding in findings}.values())  # several anchors, one finding

@@ -9,10 +9,10 @@ Bound, the two are compared numerically at random points: positive ones, where b
 defined (logs, roots), and points of either sign where both are (a dropped ReLU or |·| shows only
 there); when they agree, shown equal symbolically where expanding does it. When they disagree, the
 difference is named by rewriting one side until they agree: a sum for a mean or the reverse, a
-constant factor (a sign is the factor -1), a term of the paper the code leaves out, a term the
-code adds. A difference that none of these names stays undecided: precision first. Without an
-anchor, a term left out is named only when it is one symbol (a bias): a function computing one
-term of a loss is a helper, not a mistake."""
+constant factor (a sign is the factor -1), a different exponent of the same base, a term of the
+paper the code leaves out, a term the code adds. A difference that none of these names stays
+undecided: precision first. Without an anchor, a term left out is named only when it is one
+symbol (a bias): a function computing one term of a loss is a helper, not a mistake."""
 
 from __future__ import annotations
 
@@ -149,6 +149,8 @@ def _named_difference(code: sympy.Expr, paper: sympy.Expr, points: list[tuple[bo
         if factor == -1:
             return "the sign is flipped: the code's result is the paper's × -1"
         return f"a constant factor: the code's result is the paper's × {factor}"
+    if isinstance(code, sympy.Pow) and isinstance(paper, sympy.Pow) and code.base == paper.base:
+        return f"the exponent differs: the code's is {_shown(code.exp)}, the paper's {_shown(paper.exp)}"
     paper_terms, code_terms = sympy.Add.make_args(sympy.expand(paper)), sympy.Add.make_args(sympy.expand(code))
     for term in paper_terms if len(paper_terms) > 1 else ():
         if _difference(code, paper - term, points) == "equal":

@@ -56,11 +56,36 @@ class Computed:
     line: int  # 0-based line of the `return`
 
 
+@dataclass(frozen=True, slots=True)
+class Assigned:
+    name: str  # the name assigned (`self.x` as such)
+    expression: Any  # its value there, its names inlined
+    line: int  # 0-based line of the assignment
+
+
+def read_assignments(body: list[ast.stmt], parameters: list[str], algebra: Any = SKETCH) -> list[Assigned]:
+    """What each name assignment in `body` (a function's, or a module's) assigns, its names inlined,
+    up to the first statement the reader cannot go past; each assignment once (its first path)."""
+    reader = _Reader([], algebra)
+    reader.assigned = []
+    try:
+        reader.block(body, {name: algebra.symbol(name) for name in parameters})
+    except Unreadable:
+        pass  # what was read before stands
+    first: dict[tuple[str, int], Assigned] = {}
+    for assigned in reader.assigned:
+        first.setdefault((assigned.name, assigned.line), assigned)
+    return list(first.values())
+
+
+def parameters_of(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    return [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs) if a.arg not in ("self", "cls")]
+
+
 def read_function(node: ast.FunctionDef | ast.AsyncFunctionDef, algebra: Any = SKETCH) -> list[Computed]:
     """One Computed per path to a return, built by `algebra` (pipeline/algebra.py); Unreadable saying
     why it cannot be read."""
-    parameters = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs) if a.arg not in ("self", "cls")]
-    env = {name: algebra.symbol(name) for name in parameters}
+    env = {name: algebra.symbol(name) for name in parameters_of(node)}
     paths: list[Computed] = []
     _Reader(paths, algebra).block(node.body, env)
     if not paths:
@@ -77,6 +102,7 @@ class _Reader:
         self.nodes = 0  # the size, as a tree, of the value being read (inlined names count whole)
         self.sizes: dict[str, int] = {}  # of each name's value
         self.aliases: dict[str, str | None] = {}  # a name bound to another as such (`y = x`, `y = x.view(...)`)
+        self.assigned: list[Assigned] | None = None  # each assignment read, when asked for (read_assignments)
 
     def block(self, statements: list[ast.stmt], env: dict[str, Any]) -> bool:
         """Read statements in order; True when every path through them returned (or raised)."""
@@ -132,6 +158,8 @@ class _Reader:
                     return
                 self.bind(key, value, env)
                 self.aliases[key] = _aliased(statement.value)
+                if self.assigned is not None:
+                    self.assigned.append(Assigned(key, value, statement.lineno - 1))
                 return
         if kind is ast.AugAssign and type(statement.target) is ast.Name and statement.target.id in env:
             name = statement.target.id

@@ -71,6 +71,29 @@ def read_formula(latex: str, algebra: Any = SKETCH) -> Formula:
     return Formula(expression)
 
 
+def defined_name(latex: str) -> str | None:
+    """The one symbol an equation defines (`\\hat{x}_t = ...` → x_hat_t, `\\delta_{k} = ...` →
+    delta_k), or None when its left side is not one symbol (`w(m) = ...`, `a + b = c`) or it has
+    several defining signs."""
+    text = latex.strip()
+    signs = _top_level_signs(text)
+    if len(signs) != 1:
+        return None
+    sign = next((m for m in _DEFINING_RE.finditer(text) if m.end() == signs[0]), None)
+    left = text[: sign.start()] if sign else ""
+    tokens = [t for t in _TOKEN_RE.findall(left) if t not in _IGNORED]
+    if not tokens or len(tokens) > 40:
+        return None
+    parser = _Parser(tokens, SKETCH)
+    try:
+        sketch = parser.atom()
+    except (Unreadable, IndexError):
+        return None
+    if parser.position != len(tokens) or sketch.operations or len(sketch.names) != 1:
+        return None
+    return next(iter(sketch.names))
+
+
 def _top_level_signs(text: str) -> list[int]:
     """Where each defining sign outside any brackets ends, in one pass."""
     ends, depth, position = [], 0, 0
