@@ -7,7 +7,9 @@ that all stand for its symbols), and each linked pair compared. The authors' cod
 own: any "differs" on it is a false alarm unless a label says otherwise. Then each function of a
 pair shown equivalent is mutated (its returned expression negated, scaled by 1/2, a term dropped,
 an exponent changed) and compared again: a mutant is caught when the comparison says "differs"
-with the right difference named.
+with the right difference named. Statements too: each name a region's code assigns that stands for
+a symbol the paper defines by a formula (a display or inline math) is compared with the definition,
+as `check` does; on the authors' code any "differs" among those is a false alarm as well.
 
 Usage: python bench/equations.py [--data ../shared/data] [--verbose]
 Reports: readable equations and functions, linked pairs, outcomes on the originals (the "differs"
@@ -27,11 +29,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import machine  # bench/machine.py
 
 from paperlens.pipeline.algebra import SKETCH, sympy_algebra
+from paperlens.pipeline.check.equations import _definition_findings as definition_findings  # as `check` compares statements
 from paperlens.pipeline.check.equations import _may_compute as may_compute  # the rule `check` links by
 from paperlens.pipeline.check.formulas import compare
 from paperlens.pipeline.code.formula import read_function
 from paperlens.pipeline.extract.formula import Unreadable, read_formula
 from paperlens.pipeline.extract.parts import framing_sections
+from paperlens.pipeline.code import index_workspace
 from paperlens.pipeline.ingest import read_paper
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,6 +76,12 @@ def main() -> int:
             except Unreadable:
                 continue
         totals["equations read"] += len(equations)
+        for finding in definition_findings(regions, spec, index_workspace(regions), {}):
+            totals[f"statements {finding.kind}"] += 1
+            if finding.kind == "divergence":
+                differs_on_originals.append(f"{paper_id}/{finding.code.file}:{finding.code.line + 1}: {finding.message}")
+            if args.verbose:
+                print(f"  {paper_id}/{finding.code.file}:{finding.code.line + 1}: {finding.message}")
         for file in sorted(regions.glob("*.py")):
             if file.name.endswith("_test.py"):
                 continue
@@ -115,7 +125,10 @@ def main() -> int:
                             elif args.verbose:
                                 print(f"    mutant {kind} not caught: {'; '.join(r.outcome + ': ' + r.detail for r in results)}")
     print()
-    for key in ("method equations", "equations read", "functions", "functions read", "linked pairs", "originals equivalent", "originals differs", "originals undecided"):
+    for key in (
+        "method equations", "equations read", "functions", "functions read", "linked pairs", "originals equivalent", "originals differs",
+        "originals undecided", "statements agreement", "statements divergence",
+    ):  # fmt: skip
         print(f"{key:24} {totals[key]}")
     decided = totals["originals equivalent"] + totals["originals differs"]
     if totals["linked pairs"]:
