@@ -771,3 +771,9 @@ def test_a_run_validating_on_its_test_data_where_the_paper_holds_a_split_out_is_
     found = [(f.code.line + 1, f.code_value) for f in _check(tmp_path, body, files) if f.setting == "validation_data"]
     assert found == [(2, "(x_test, y_test)"), (4, 'ds["test"]')]  # val_dl is a validation split
     assert [f for f in _check(tmp_path / "silent", TRAINING, files) if f.setting == "validation_data"] == []  # no split said
+
+
+def test_a_validation_split_the_paper_reports_on_is_not_one_it_sets_apart(tmp_path):
+    body = TRAINING + "\nWe report top-1 accuracy on the ImageNet validation split.\n"
+    files = {"train.py": "trainer.fit(model, train_dataloaders=train_dl, val_dataloaders=test_dl)\n"}
+    assert [f for f in _check(tmp_path, body, files) if f.setting == "validation_data"] == []

@@ -640,7 +640,7 @@ def _site_divergence(
 # A sentence that sets a validation split apart: "Fifteen percent of the dataset is allocated for
 # validation", "we hold out 10% of the training set as a validation set".
 _VALIDATION_RE = re.compile(r"\bvalidation\b|\bheld[- ]out\b|\bhold[- ]out\b", re.I)
-_SET_APART_RE = re.compile(r"\b(?:allocat\w*|split\w*|held|hold\w*|reserv\w*|set aside|percent|fraction|portion|randomly)\b|%", re.I)
+_SET_APART_RE = re.compile(r"\b(?:allocat\w*|held|hold\w*|reserv\w*|set aside|percent|fraction|portion|randomly)\b|%", re.I)
 # A name or key of test data: `x_test`, `test_loader`, `testset`, `ds["test"]`.
 _TEST_DATA_RE = re.compile(r"(?:^|[^a-z])test(?:set|loader|data)?(?:[^a-z]|$)", re.I)
 
