@@ -12,14 +12,17 @@ a symbol the paper defines by a formula (a display or inline math) is compared w
 as `check` does; on the authors' code any "differs" among those is a false alarm as well.
 
 Usage: python bench/equations.py [--data ../shared/data] [--verbose]
-Reports: readable equations and functions, linked pairs, outcomes on the originals (the "differs"
-listed), and mutants caught by kind; plus the time per compared pair."""
+Reports: every region (`# <paper2code name=...>`) by what came of the function holding it (not
+read and why, with --verbose; read but linked to no equation; linked, and the outcome), readable
+equations and functions, linked pairs, outcomes on the originals (the "differs" listed), and
+mutants caught by kind; plus the time per compared pair."""
 
 from __future__ import annotations
 
 import argparse
 import ast
 import copy
+import re
 import sys
 import time
 from collections import Counter
@@ -59,6 +62,7 @@ def main() -> int:
     tried: Counter = Counter()
     differs_on_originals: list[str] = []
     seconds: list[float] = []
+    region_outcomes: Counter = Counter()
     for regions in sorted(args.data.glob("repos/*/.researchcodebench")):
         paper_id = regions.parent.name
         paper = args.data / "papers-latex" / paper_id
@@ -86,18 +90,22 @@ def main() -> int:
             if file.name.endswith("_test.py"):
                 continue
             try:
-                tree = ast.parse(file.read_text(encoding="utf-8"))
+                text = file.read_text(encoding="utf-8")
+                tree = ast.parse(text)
             except (SyntaxError, UnicodeDecodeError):
                 continue
+            said: dict[ast.AST, str] = {}  # each function: what came of it, for the regions inside it
             for node in ast.walk(tree):
                 if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     continue
                 totals["functions"] += 1
                 try:
                     sketches = read_function(node, SKETCH)
-                except Unreadable:
+                except Unreadable as unread:
+                    said[node] = f"not read ({unread})"
                     continue
                 totals["functions read"] += 1
+                said[node] = "read, linked to no equation"
                 for equation, sketch, formula in equations:
                     if not any(may_compute(p.expression, sketch.expression, ()) for p in sketches):
                         continue
@@ -108,6 +116,7 @@ def main() -> int:
                     where = f"{paper_id}/{file.name}:{node.lineno} {node.name} vs Eq. ({equation.number})"
                     outcome = "equivalent" if any(o.outcome == "equivalent" for o in outcomes) else "differs" if any(o.outcome == "differs" for o in outcomes) else "undecided"
                     totals[f"originals {outcome}"] += 1
+                    said[node] = f"linked to Eq. ({equation.number}): {outcome}"
                     if outcome == "differs":
                         differs_on_originals.append(f"{where}: {next(o.detail for o in outcomes if o.outcome == 'differs')}")
                     if args.verbose:
@@ -124,6 +133,17 @@ def main() -> int:
                                 caught[kind] += 1
                             elif args.verbose:
                                 print(f"    mutant {kind} not caught: {'; '.join(r.outcome + ': ' + r.detail for r in results)}")
+            for line, name in _regions(text):
+                holding = [n for n in said if n.lineno <= line <= (n.end_lineno or n.lineno)]
+                innermost = max(holding, key=lambda n: n.lineno) if holding else None
+                outcome = ("not read" if said[innermost].startswith("not read") else said[innermost]) if innermost else "outside any function"
+                region_outcomes[outcome] += 1
+                if args.verbose:
+                    print(f"  region {paper_id}/{file.name}:{line} {name!r}: {said[innermost] if innermost else outcome}")
+    print()
+    print("regions (`# <paper2code name=...>`), by what came of the function holding each:")
+    for outcome, count in region_outcomes.most_common():
+        print(f"  {count:4}  {outcome}")
     print()
     for key in (
         "method equations", "equations read", "functions", "functions read", "linked pairs", "originals equivalent", "originals differs",
@@ -145,6 +165,14 @@ def main() -> int:
     if seconds:
         print(f"time per compared pair: median {sorted(seconds)[len(seconds) // 2] * 1e3:.0f} ms, max {max(seconds) * 1e3:.0f} ms")
     return 0
+
+
+_REGION_RE = re.compile(r'#\s*<paper2code name="([^"]+)">')
+
+
+def _regions(text: str) -> list[tuple[int, str]]:
+    """Each region's first line (1-based) and name."""
+    return [(number, found[1]) for number, line in enumerate(text.splitlines(), start=1) if (found := _REGION_RE.search(line))]
 
 
 def _mutants(node: ast.FunctionDef | ast.AsyncFunctionDef):

@@ -165,6 +165,8 @@ def test_numpy_and_torch_spellings_are_the_same_operations():
         "def f(x):\n    return np.maximum(0, x) + 1 / (1 + np.exp(-x)) + np.sqrt(x) + np.square(x)\n",
         "def f(x):\n    return torch.relu(x) + torch.sigmoid(x) + x.sqrt() + x.pow(2)\n",
         "def f(x):\n    return x.clamp(min=0) + F.sigmoid(x) + x ** 0.5 + x * x\n",
+        # Reshaping changes no value: the same operations on a view.
+        "def f(x):\n    h = x.unsqueeze(0).view(-1)\n    return torch.relu(h) + torch.sigmoid(x.flatten()) + x.sqrt() + h.reshape(-1) ** 2\n",
     ):
         [comparison] = _compared(latex, code)
         assert comparison.outcome == "equivalent", (code, comparison)

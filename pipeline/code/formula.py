@@ -42,7 +42,11 @@ _BINARY = {
     "maximum": lambda a, x, y: a.apply("max", x, y), "minimum": lambda a, x, y: a.apply("min", x, y),
     "pow": lambda a, x, y: a.power(x, y), "power": lambda a, x, y: a.power(x, y),
 }  # fmt: skip
-_SAME_VALUE = {"float", "double", "half", "to", "type_as", "contiguous", "view_as", "clone", "detach"}
+# Calls that change a tensor's type, device or shape but not the values it holds (nor how many).
+_SAME_VALUE = {
+    "float", "double", "half", "to", "type_as", "contiguous", "view_as", "clone", "detach",
+    "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose",
+}  # fmt: skip
 # Methods that change what they are called on, though their names do not end in `_`.
 _MUTATORS = {"append", "extend", "insert", "update", "pop", "remove", "clear", "setdefault", "add", "discard", "sort", "reverse"}
 # Calls whose result shares its storage with the tensor they are called on.
