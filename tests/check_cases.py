@@ -113,7 +113,7 @@ CASES = [
         {("divergence", "sign")},
         loss_py='import torch\n\n\ndef nll(p):\n    """Eq. (2)."""\n    return torch.log(p)\n',
     ),
-    _case("the minus sign kept", loss_py='import torch\n\n\ndef nll(p):\n    """Eq. (2)."""\n    return -torch.log(p)\n'),
+    _case("the minus sign kept", {("agreement", "formula")}, loss_py='import torch\n\n\ndef nll(p):\n    """Eq. (2)."""\n    return -torch.log(p)\n'),
     _case(
         "the sign inside a library loss",
         loss_py='import torch.nn.functional as F\n\n\ndef nll(logits, y):\n    """Eq. (2)."""\n    return F.cross_entropy(logits, y)\n',
