@@ -8,12 +8,13 @@ import asyncio
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
 
+from paperlens.pipeline.check.render import how_shown
 from paperlens.pipeline.paper_images import EquationImage, equation_image
 from paperlens.pipeline.links import (
     PaperItem, anchor_at, anchor_target, equations_of, implementations, item_name, items_at, matches_query, open_questions,
     paper_item_at, paper_symbols, statement_of, value_at,
 )  # fmt: skip
-from paperlens.schemas import CodeIndex, CodeLocation, Equation, FileIndex, Finding, Location
+from paperlens.schemas import CodeIndex, CodeLocation, Equation, FileIndex, Finding, FunctionSite, Location
 
 from .app import PaperlensServer, server
 from .convert import paper_location, to_range
@@ -86,7 +87,6 @@ async def hover(ls: PaperlensServer, params: lsp.HoverParams) -> lsp.Hover | Non
     function = next((f for f in file.functions if f.location.line == line), None) if file is not None else None
     equations = equations_of(spec, file, function) if file is not None and function is not None else []
     under = sorted((f for f in findings if _under(f.code, line, character)), key=lambda f: _span_length(f.code))
-    agreed = [f for f in under if f.kind == "agreement"]
     under = [f for f in under if not (equations and f.kind == "agreement")]  # said with the equations below
     if under:
         return await _finding_hover(ls, uri, under[0])
@@ -96,7 +96,8 @@ async def hover(ls: PaperlensServer, params: lsp.HoverParams) -> lsp.Hover | Non
             assert anchor is not None
             return _hover(ls, items_markdown(spec, await _item_images(ls, items)), to_range(anchor.location, uri, ls.positions))
         if function is not None and equations:
-            shown = f" (its result matches: {agreed[0].message.split(': ', 1)[-1]})" if agreed else ""
+            agreed = _agreement(ls, uri, function)
+            shown = f" (its result matches: {how_shown(agreed)})" if agreed else ""
             markdown = items_markdown(spec, await _item_images(ls, equations), title=f"`{function.name}` implements{shown}:")
             for pair in ls.undecided.get(uri, []):
                 if pair.line == function.location.line:
@@ -216,26 +217,22 @@ def code_lenses(ls: PaperlensServer, params: lsp.CodeLensParams) -> list[lsp.Cod
     file, spec = _file_index(ls, params.text_document.uri), ls.spec
     if file is None or spec is None or ls.facts is None:
         return []
-    agreements: dict[int, list[Finding]] = {}
-    for finding in ls.findings.get(params.text_document.uri, []):
-        if finding.kind == "agreement" and finding.status == "open" and finding.code is not None:
-            agreements.setdefault(finding.code.line, []).append(finding)
     lenses = []
     for function in file.functions:
         equations = equations_of(spec, file, function)
-        agreed = agreements.get(function.location.line, [])
+        agreed = _agreement(ls, params.text_document.uri, function)
         if equations:
             questions = {g.id for e in equations for g in open_questions(spec, ls.gaps, ls.facts, e)}
             title = "Implements " + ", ".join(item_name(e) for e in equations)
             if questions:
                 title += f" · {len(questions)} open question" + ("s" if len(questions) > 1 else "")
             if agreed:
-                title += " · matches it: " + agreed[0].message.split(": ", 1)[-1]
+                title += " · matches it: " + how_shown(agreed)
             target = equations[0].location
         elif agreed:
-            said = agreed[0].message.removeprefix(function.qualname + " ")
+            said = agreed.message.removeprefix(function.qualname + " ")
             title = said[:1].upper() + said[1:]
-            target = agreed[0].paper[0].location
+            target = agreed.paper[0].location
         else:
             continue
         where = ls.positions.position(params.text_document.uri, function.location.line, function.location.column)
@@ -246,6 +243,14 @@ def code_lenses(ls: PaperlensServer, params: lsp.CodeLensParams) -> list[lsp.Cod
             )
         )
     return lenses
+
+
+def _agreement(ls: PaperlensServer, uri: str, function: FunctionSite) -> Finding | None:
+    """The analysis's agreement of a function with an equation: it stands at the function's name."""
+    return next(
+        (f for f in ls.findings.get(uri, []) if f.kind == "agreement" and f.status == "open" and f.code is not None and f.code.line == function.location.line),
+        None,
+    )
 
 
 def _location_argument(location: Location) -> dict:

@@ -777,3 +777,17 @@ def test_a_validation_split_the_paper_reports_on_is_not_one_it_sets_apart(tmp_pa
     body = TRAINING + "\nWe report top-1 accuracy on the ImageNet validation split.\n"
     files = {"train.py": "trainer.fit(model, train_dataloaders=train_dl, val_dataloaders=test_dl)\n"}
     assert [f for f in _check(tmp_path, body, files) if f.setting == "validation_data"] == []
+
+
+def test_what_only_looks_like_a_validation_split_a_loss_choice_or_a_clipping_switch_is_silent(tmp_path):
+    body = TRAINING + "\nWe reach 76.1% top-1 on the ImageNet validation set.\n" + r"""
+The objective is $\mathcal{L} = \mathcal{L}_\mathrm{MSE} + \mathcal{L}_\mathrm{LPIPS}$.
+"""
+    files = {
+        "train.py": "trainer.fit(model, train_dataloaders=train_dl, val_dataloaders=test_dl)\n",
+        "configs/vae.yaml": 'losses:\n  perceptual_loss: "l1"\n  use_clip: true\n',  # another term's distance; a CLIP model
+    }
+    assert _check(tmp_path, body, files) == []
+    held_out = body + "\nWe hold out 10% of the training images for validation.\n"
+    files["evaluate.py"] = "evaluate(model, eval_dataset=test_ds)\n"  # an evaluation evaluates on its test data
+    assert [(f.code.file, f.setting) for f in _check(tmp_path / "held", held_out, files)] == [("train.py", "validation_data")]

@@ -117,6 +117,9 @@ def test_each_branch_of_a_function_is_one_expression_and_reshaping_is_the_value(
         ("def f(x):\n    return mystery(x)\n", "the call mystery"),
         # What a statement it cannot read touches is unreadable from then on, and what is bound to it as such.
         ("def f(x):\n    y = x[:, None]\n    x.mul_(2)\n    return y\n", "Expr statement changes y"),
+        ("def f(x):\n    y = x[:, None]\n    z = y\n    x.mul_(2)\n    return z\n", "Expr statement changes z"),  # through a chain
+        ("def f(x):\n    y = x[:, None]\n    x += 1\n    return y\n", "an in-place update changes y"),  # a tensor's `+=` is in place
+        ("def f(x):\n    h = x.add_(1)\n    return x\n", "an in-place call changes x"),
         ("def f(self, x):\n    self.reset_parameters()\n    return self.alpha * x\n", "Expr statement changes self"),
         ("def f(x):\n    h = self.proj(x)\n    return torch.tanh(h)\n", "the call proj"),
         ("def f(x):\n    for i in range(3):\n        if i:\n            return x\n    return x\n", "a return inside a For"),

@@ -45,7 +45,7 @@ from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_sta
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
 from .loss_terms import chosen_distance, distance_terms, unweighted_terms, weighted_term
-from .scope import file_words, fits, fold, for_a_baseline, paragraph_scope, table_scope, holds_no_run, named_in, names_another_experiment, outside_the_paper, paper_names, place_words, scope_of, site_context, site_stage, untold, variant_families
+from .scope import file_words, fits, fold, for_a_baseline, paragraph_scope, table_scope, holds_no_run, named_in, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
 from .units import code_measure, comparable, paper_measure
 
 # Component kinds where a paper naming one and the code using another is a divergence. Activations
@@ -640,7 +640,8 @@ def _site_divergence(
 # A sentence that sets a validation split apart: "Fifteen percent of the dataset is allocated for
 # validation", "we hold out 10% of the training set as a validation set".
 _VALIDATION_RE = re.compile(r"\bvalidation\b|\bheld[- ]out\b|\bhold[- ]out\b", re.I)
-_SET_APART_RE = re.compile(r"\b(?:allocat\w*|held|hold\w*|reserv\w*|set aside|percent|fraction|portion|randomly)\b|%", re.I)
+# What sets it apart: a verb that allocates (a share alone, "76.1% on the validation set", does not).
+_SET_APART_RE = re.compile(r"\b(?:allocat\w*|held out|hold\w* out|reserv\w*|set aside|split off|randomly (?:select|sampl|split|chos)\w*)", re.I)
 # A name or key of test data: `x_test`, `test_loader`, `testset`, `ds["test"]`.
 _TEST_DATA_RE = re.compile(r"(?:^|[^a-z])test(?:set|loader|data)?(?:[^a-z]|$)", re.I)
 
@@ -659,8 +660,10 @@ def _held_out_validation(spec: PaperSpec, framing: frozenset[str]) -> Evidence |
 def _check_validation_data(site: ValueSite, side: PaperFacts) -> Finding | None:
     """A training run that validates on its test data (`validation_data=(x_test, y_test)`) where the
     paper sets a validation split apart: what it tunes or stops on is the data it reports."""
-    if site.normalized_name != "validation_data" or side.held_out is None or not site.live or not _TEST_DATA_RE.search(site.raw):
+    if site.normalized_name != "validation_data" or side.held_out is None or not site.live or site.overridden:
         return None
+    if site_stage(site) not in (None, "training") or not _TEST_DATA_RE.search(site.raw):
+        return None  # an evaluation script's `Trainer(eval_dataset=test_ds)` evaluates, as it should
     message = f"{site.name} = {site.raw} validates on the test data, but the paper sets a validation split apart"
     return _site_divergence(site, "validation_data", message, "the data is told by its name", side.held_out)
 
@@ -707,7 +710,7 @@ def _check_value(
             return None  # the paper states it only in another measure ("4M tokens"): another quantity
         # "The decoder is a DiT with a patch size of 2" says nothing of an encoder's patch size.
         here = site_context(site) + context.run_configs.get(file.file, "")
-        here_words = place_words(site)
+        here_words = file_words(site.location.file)  # a short form in its path (`delete_celeb.yaml`), not in a name
         told = [
             fact
             for fact in facts
@@ -959,12 +962,22 @@ def _check_components(
     return findings
 
 
+def _same_decay(paper: str, code: str) -> bool:
+    """A polynomial decay's power is 1 unless set (PyTorch's PolynomialLR, Hugging Face's): linear."""
+    return paper == code or {paper, code} == {"linear decay", "polynomial decay"}
+
+
 def _check_schedules(sites: list[ComponentSite], side: PaperFacts, context: WorkspaceContext) -> list[Finding]:
     """A learning-rate decay in a training run that is not the one the paper names for that run's
     experiment: a decay stated for an experiment ("MNIST T-Shirt DDPMs ... with cosine decay") is
     compared with the runs whose files name it; one stated for no experiment, when it is the only one,
     with every run, and only when no run uses it."""
-    live = [site for site in sites if site.kind == "schedule" and "warmup" not in site.name and site.live and _in_a_training_run(site.location.file, context)]
+    live = [
+        site
+        for site in sites
+        if site.kind == "schedule" and "warmup" not in site.name and site.live and _in_a_training_run(site.location.file, context)
+        and "baseline" not in file_words(site.location.file)  # another method's run
+    ]  # fmt: skip
     scoped = [(name, scope, evidence) for name, scope, evidence in side.schedules if scope]
     unscoped = {name for name, scope, _ in side.schedules if not scope}
     findings = []
@@ -974,7 +987,7 @@ def _check_schedules(sites: list[ComponentSite], side: PaperFacts, context: Work
         stated = [(name, evidence) for name, scope, evidence in scoped if fits(scope, here, words)]
         if not stated and len(unscoped) == 1 and not any(other.name in unscoped for other in live):
             stated = [(name, evidence) for name, scope, evidence in side.schedules if not scope]
-        if not stated or any(name == site.name for name, _ in stated) or len({name for name, _ in stated}) != 1:
+        if not stated or any(_same_decay(name, site.name) for name, _ in stated) or len({name for name, _ in stated}) != 1:
             continue
         same_file = [other.name for other in live if other.location.file == site.location.file]
         if stated[0][0] in same_file:

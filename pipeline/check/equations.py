@@ -29,7 +29,6 @@ from ..algebra import SKETCH, sympy_algebra
 from ..code.formula import Assigned, Computed, parameters_of, read_assignments, read_function
 from ..code import MAX_FILE_BYTES
 from ..code.incremental import ModuleDefinitions, definitions_of
-from ..code.python import parse_module
 from ..extract.formula import Formula, Unreadable, defined_name, read_formula
 from ..extract.parts import framing_sections
 from ..files import UnreadableFile, read_regular_file
@@ -439,15 +438,25 @@ def _inferred_findings(
         for function in file.functions:
             if function.kind != "function" or (file.file, function.qualname) in anchored:
                 continue
-            node = _definition(tree, function)
-            sketches = _computed(node, sketch=True) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+            # The editor re-checks the whole file after each edit: a function's sketch is read once per text.
+            source = "\n".join(lines[function.location.line : (function.location.end_line or function.location.line) + 1])
+            sketches = _SKETCHED.get((file.file, function.location.line, source), lambda: _sketches(tree, function))
             for equation, sketch in formulas:
                 given = _given(bindings, function, equation)
                 if not isinstance(sketches, str) and any(_may_compute(path.expression, sketch, given) for path in sketches):
                     header = lines[function.location.line] if function.location.line < len(lines) else ""
+                    node = _definition(tree, function)
                     decided = _formula_findings(function, equation, node, "what it computes (no anchor)", anchored=False, header=header, given=given)
                     findings += [] if isinstance(decided, str) else decided  # no anchor: an undecided link says nothing
     return findings
+
+
+def _sketches(tree: ModuleDefinitions, function: FunctionSite) -> list[Computed] | str:
+    node = _definition(tree, function)
+    return _computed(node, sketch=True) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+
+
+_SKETCHED = _Memo(4096)  # a function's sketches, by its file, line and text
 
 
 def _definition_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Mapping[str, str]) -> list[Finding]:
@@ -458,33 +467,51 @@ def _definition_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources:
     definitions = _definitions(spec)
     if not definitions:
         return []
-    # An assignment to a name spelled as a defined symbol: only files and scopes with one are read.
+    # An assignment to a name spelled as a defined symbol: only the functions holding one are read,
+    # each through the definitions the index kept (no parse of the whole file after an edit).
     heads = sorted({spelling for _, _, _, spellings in definitions for spelling in spellings}, key=len, reverse=True)
     assigns = re.compile(rf"(?im)^[ \t]*(?:self\.)?(?:{'|'.join(map(re.escape, heads))})\w*[ \t]*=(?!=)")
     findings: list[Finding] = []
     for file in index.files:
-        if not file.file.endswith(".py"):
+        functions = [f for f in file.functions if f.kind == "function" and f.location.end_line is not None]
+        if not file.file.endswith(".py") or not functions:
             continue
-        text = _read_text(root, file.file, sources)
-        if text is None or not assigns.search(text):
+        read = _read_definitions(root, file.file, sources)
+        if read is None:
             continue
-        try:
-            tree = parse_module(text, file.file)  # the one tree of this text the index read too
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
+        text, tree = read
+        if not assigns.search(text):
             continue
-        scopes = [(tree.body, [], "the module")] + [
-            (node.body, parameters_of(node), node.name) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        ]
         lines = _LINE_BREAK.split(text)
-        for body, parameters, owner in scopes:
-            if not any(isinstance(statement, ast.Assign) and assigns.match(lines[statement.lineno - 1]) for statement in body):
-                continue
-            sketches = read_assignments(body, parameters)
-            for name, sketch, evidence, _ in definitions:
-                for assigned in sketches:
-                    if _defines(assigned, name, sketch):
-                        findings += _definition_compared(file.file, body, parameters, owner, assigned, name, evidence)
+        assigning = [n for n, line in enumerate(lines) if assigns.match(line)]
+        # The innermost function holding each such line, once.
+        holders = {
+            (holder.location.line, holder.qualname): holder
+            for n in assigning
+            if (holder := min((f for f in functions if f.location.line < n <= f.location.end_line), key=lambda f: f.location.end_line - f.location.line, default=None))
+        }  # fmt: skip
+        for _, function in sorted(holders.items(), key=lambda item: item[0]):
+            # An edit elsewhere in the file (the editor re-checks it whole) reuses what this function gave.
+            key = (file.file, function.qualname, function.location.line, "\n".join(lines[function.location.line : function.location.end_line + 1]), id(definitions))
+            findings += _DEFINED.get(key, lambda: _function_definitions(file.file, tree, function, definitions))
     return findings
+
+
+def _function_definitions(file: str, tree: ModuleDefinitions, function: FunctionSite, definitions: list) -> list[Finding]:
+    node = _definition(tree, function)
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    parameters = parameters_of(node)
+    sketches = read_assignments(node.body, parameters)
+    findings: list[Finding] = []
+    for name, sketch, evidence, _ in definitions:
+        linked = {(a.name, a.line): a for a in sketches if _defines(a, name, sketch)}  # one per statement
+        for assigned in linked.values():
+            findings += _definition_compared(file, node.body, parameters, function.qualname, assigned, name, evidence)
+    return findings
+
+
+_DEFINED = _Memo(1024)  # by function text: what its statements gave against the paper's definitions
 
 
 def _defines(assigned: Assigned, name: str, sketch: Any) -> bool:
@@ -509,9 +536,12 @@ def _definition_compared(
         return []
     from .formulas import compare  # SymPy: imported once a pair is compared
 
-    comparison = compare(formula, Computed(values[0].expression, assigned.line), anchored=False)
-    if comparison.outcome == "undecided":
+    # One value per path through the `if`s before the statement: it agrees when one of them does.
+    comparisons = [(value, compare(formula, Computed(value.expression, assigned.line), anchored=False)) for value in values]
+    decided = [c for c in comparisons if c[1].outcome == "equivalent"] or [c for c in comparisons if c[1].outcome == "differs"]
+    if not decided:
         return []
+    value, comparison = decided[0]
     agrees = comparison.outcome == "equivalent"
     location = CodeLocation(file=file, line=assigned.line, column=0, end_line=assigned.line, end_column=None)
     target = assigned.name
@@ -523,15 +553,24 @@ def _definition_compared(
             confidence=0.6 if agrees else 0.5,
             confidence_note=f"linked by the name it assigns ({target} for {name}) and what it computes; symbols bound {bound}",
             message=f"{target} in {owner} {'computes' if agrees else 'differs from'} the paper's definition of {name}: {comparison.detail}",
-            setting="formula", code=location, code_value=str(values[0].expression), paper_value=str(formula.expression), paper=[evidence],
+            setting="formula", code=location, code_value=str(value.expression), paper_value=str(formula.expression), paper=[evidence],
             fixes=[] if agrees else [Fix(kind="record-deviation", title=f"Record {target}'s formula as a deliberate deviation from the paper's {name}")],
         )
     ]  # fmt: skip
 
 
 def _definitions(spec: PaperSpec) -> list[tuple[str, Any, Evidence, tuple[str, ...]]]:
-    """The method's definitions of one symbol by a formula of others (numbered displays and inline
-    math): (the symbol, its formula's sketch, where, how code may spell it, to find files)."""
+    """The method's definitions of one symbol by a formula of others (displays and inline math):
+    (the symbol, its formula's sketch, where, how code may spell it, to find files); read once per
+    paper (the editor asks after every edit)."""
+    held, found = _DEFINITIONS.get(id(spec), lambda: (spec, _read_definitions_of(spec)))
+    return found if held is spec else _read_definitions_of(spec)  # an id reused by another spec
+
+
+_DEFINITIONS = _Memo(4)  # by the spec's identity: (the spec, its definitions)
+
+
+def _read_definitions_of(spec: PaperSpec) -> list[tuple[str, Any, Evidence, tuple[str, ...]]]:
     aside = framing_sections(spec) | {s.id for s in spec.sections if s.appendix}
     found = []
     candidates = [(e.latex, Evidence(quote=e.latex, location=e.location)) for e in spec.equations if e.latex and e.section_id not in aside]
@@ -562,7 +601,7 @@ _CODE_WORDS = {
 }  # fmt: skip
 
 
-def _read_text(root: Path, path: str, sources: Mapping[str, str]) -> str | None:
+def read_text(root: Path, path: str, sources: Mapping[str, str]) -> str | None:
     """A workspace file's text: the editor's, else the disk's through the one reader."""
     text = sources.get(path)
     if text is None:
@@ -576,7 +615,7 @@ def _read_text(root: Path, path: str, sources: Mapping[str, str]) -> str | None:
 def _read_definitions(root: Path, path: str, sources: Mapping[str, str]) -> tuple[str, ModuleDefinitions] | None:
     """A workspace file's text and its definitions; None when it cannot be read or parsed (the index
     reports why)."""
-    text = _read_text(root, path, sources)
+    text = read_text(root, path, sources)
     if text is None:
         return None
     try:

@@ -12,9 +12,8 @@ import logging
 from pathlib import Path
 
 from ...schemas import CodeIndex, CodeLocation, Equation, EquationVerdict, Evidence, Finding, PaperSpec, Undecided
-from ..code import MAX_FILE_BYTES
-from ..files import UnreadableFile, read_regular_file
 from ..llm import LLMClient
+from .equations import read_text
 
 log = logging.getLogger(__name__)
 
@@ -54,12 +53,10 @@ def judge_undecided(root: Path, spec: PaperSpec, index: CodeIndex, undecided: li
 
 def _function_lines(root: Path, file: str, first: int, last: int) -> list[str] | None:
     if last - first >= MAX_FUNCTION_LINES:
+        log.info("llm equations: %s:%d: longer than %d lines; not sent", file, first + 1, MAX_FUNCTION_LINES)
         return None
-    try:
-        text = read_regular_file(root / file, limit=MAX_FILE_BYTES, inside=root).decode("utf-8")
-    except (UnreadableFile, UnicodeDecodeError):
-        return None
-    return text.splitlines()[first : last + 1]
+    text = read_text(root, file, {})
+    return None if text is None else text.splitlines()[first : last + 1]
 
 
 def _messages(equation: Equation, lines: list[str]) -> list[dict[str, str]]:

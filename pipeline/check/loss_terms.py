@@ -24,8 +24,9 @@ _TERM_RE = re.compile(
 _INLINE_MATH_RE = re.compile(r"\$([^$]+)\$")
 # The loss terms that are distances between a prediction and its target: one is chosen for the other.
 DISTANCES = frozenset({"mse", "l1", "huber"})
-# A setting choosing a loss: `reconstruction_loss`, `loss_type`, `criterion`.
-_CHOICE_NAME_RE = re.compile(r"loss|criterion")
+# A setting choosing the reconstruction's distance: `reconstruction_loss`, `rec_loss`, `loss_type`,
+# `criterion` (not `perceptual_loss` or `disc_loss`: other terms).
+_CHOICE_NAME_RE = re.compile(r"^(?:(?:rec|recon|reconstruction|pixel|pix)_?(?:loss|criterion)(?:_type|_fn)?|loss_?(?:type|fn)|criterion|loss)$")
 # What may stand right before an unweighted term: the sum's start, a sign, an opening bracket.
 _UNWEIGHTED_BEFORE_RE = re.compile(r"(?:^|[=+\-(]|\\left\s*\(|\\Big\s*\(|\\big\s*\()\s*$")
 _WEIGHT_NAME_RE = re.compile(
@@ -82,7 +83,7 @@ def _objective_terms(spec: PaperSpec) -> list[tuple[str, bool, Evidence]]:
 
 def chosen_distance(site: ValueSite) -> str | None:
     """The distance a loss setting chooses (`reconstruction_loss: "l1"` → l1), if it chooses one."""
-    if not isinstance(site.value, str) or not _CHOICE_NAME_RE.search(site.name.rsplit(".", 1)[-1].lower()):
+    if not isinstance(site.value, str) or not _CHOICE_NAME_RE.match(site.name.rsplit(".", 1)[-1].lower()):
         return None
     word = re.sub(r"[^a-z0-9]", "", site.value.lower()).removesuffix("loss")
     name = code_vocabulary().loss_terms.get(word, word)

@@ -23,6 +23,11 @@ def counts(report: CheckReport) -> dict[str, int]:
     }
 
 
+def how_shown(agreement: Finding) -> str:
+    """How an agreement was shown ("shown symbolically"): what its message says after the colon."""
+    return agreement.message.split(": ", 1)[-1]
+
+
 def undecided_message(pair: Undecided) -> str:
     return f"{pair.function} was not compared with Eq. ({pair.equation}): {pair.reason}"
 

@@ -117,7 +117,12 @@ def abbreviates(word: str, name: str) -> bool:
 
 def named_in(name: str, folded: str, words: frozenset[str]) -> bool:
     """Whether a place (its folded text and its words) names a folded name, in full or in short."""
-    return name in folded or any(abbreviates(word, name) for word in words)
+    return name in folded or _abbreviated(name, words)
+
+
+@functools.lru_cache(maxsize=8192)  # the workspace's words are asked of every site's facts
+def _abbreviated(name: str, words: frozenset[str]) -> bool:
+    return any(abbreviates(word, name) for word in words)
 
 
 def fits(scope: frozenset[str], context: str, words: frozenset[str] = frozenset()) -> bool:

@@ -69,17 +69,14 @@ class Assigned:
 
 def read_assignments(body: list[ast.stmt], parameters: list[str], algebra: Any = SKETCH) -> list[Assigned]:
     """What each name assignment in `body` (a function's, or a module's) assigns, its names inlined,
-    up to the first statement the reader cannot go past; each assignment once (its first path)."""
+    up to the first statement the reader cannot go past: one per path through the `if`s before it."""
     reader = _Reader([], algebra)
     reader.assigned = []
     try:
         reader.block(body, {name: algebra.symbol(name) for name in parameters})
     except Unreadable:
         pass  # what was read before stands
-    first: dict[tuple[str, int], Assigned] = {}
-    for assigned in reader.assigned:
-        first.setdefault((assigned.name, assigned.line), assigned)
-    return list(first.values())
+    return reader.assigned
 
 
 def parameters_of(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
@@ -129,15 +126,17 @@ class _Reader:
                 return True  # this path gives no value
             if kind is ast.If:
                 rest = statements[position + 1 :]
+                aliases, sizes = dict(self.aliases), dict(self.sizes)
                 for branch in (statement.body, statement.orelse):
                     branch_env = dict(env)
+                    self.aliases, self.sizes = dict(aliases), dict(sizes)  # each branch from the state before the `if`
                     if not self.block(branch, branch_env):
                         self.block(rest, branch_env)
                     if len(self.paths) > MAX_PATHS:
                         raise Unreadable(f"more than {MAX_PATHS} paths")
                 return True
             if kind is ast.With and not any(isinstance(n, ast.Return) for n in _own_nodes(statement)):
-                self.taint([item.optional_vars for item in statement.items if item.optional_vars], "a `with` target", env)
+                self.taint({key for item in statement.items if item.optional_vars for key in _changed(item.optional_vars)}, "a `with` target", env)
                 if self.block(statement.body, env):
                     return True
                 continue
@@ -151,6 +150,8 @@ class _Reader:
         (a loop, a call made for its effect, an assignment into an item), makes every name it touches
         unreadable from then on: a value that uses none of them is still read."""
         kind = type(statement)
+        if kind in (ast.Assign, ast.AnnAssign, ast.AugAssign) and statement.value is not None and (changed := _changed(statement.value)):
+            self.taint(changed, "an in-place call", env)  # `y = x.add_(1)` changes x as well
         target = statement.targets[0] if kind is ast.Assign and len(statement.targets) == 1 else getattr(statement, "target", None)
         if kind in (ast.Assign, ast.AnnAssign) and getattr(statement, "value", None) is not None and target is not None:
             key = target.id if type(target) is ast.Name else "self." + target.attr if _own_attribute(target) else None
@@ -169,23 +170,35 @@ class _Reader:
             name = statement.target.id
             self.nodes += self.sizes.get(name, 1)
             try:
-                self.bind(name, self._binary(statement.op, env[name], self.value(statement.value, env)), env)
+                current = env[name]
+                if type(current) is _Unread:
+                    raise Unreadable(current.reason)
+                updated = self._binary(statement.op, current, self.value(statement.value, env))
             except Unreadable as unread:
-                self.bind(name, _Unread(str(unread)), env)
+                updated = _Unread(str(unread))
+            for view in self._aliases_of({name}) - {name}:  # `x += 1` on a tensor changes its views in place
+                self.bind(view, _Unread(f"an in-place update changes {view.removeprefix('self.')}"), env)
+            self.bind(name, updated, env)
             return
         if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             self.bind(statement.name, _Unread(f"the local definition {statement.name}"), env)
             return
         if any(isinstance(node, ast.Return) for node in _own_nodes(statement)):
             raise Unreadable(f"a return inside a {kind.__name__} statement")
-        self.taint([statement], f"a {kind.__name__} statement", env)
+        self.taint(_changed(statement), f"a {kind.__name__} statement", env)
 
-    def taint(self, nodes: list[ast.AST], reason: str, env: dict[str, Any]) -> None:
-        """The names `nodes` may change (and the names bound to one of them as such) can no longer be read."""
-        touched = {key for node in nodes for key in _changed(node)}
-        touched |= {name for name, source in self.aliases.items() if source in touched}
-        touched |= {self.aliases[name] for name in touched if self.aliases.get(name)}
-        for key in touched:
+    def _aliases_of(self, names: set[str]) -> set[str]:
+        """`names` and every name bound to one of them as such, through any chain (`z = y; y = x[:, None]`)."""
+        found = set(names)
+        while True:
+            more = {n for n, source in self.aliases.items() if source in found} | {self.aliases[n] for n in found if self.aliases.get(n)}
+            if more <= found:
+                return found
+            found |= more
+
+    def taint(self, changed: set[str], reason: str, env: dict[str, Any]) -> None:
+        """The names a statement may change (and the names bound to one of them as such) can no longer be read."""
+        for key in self._aliases_of(changed):
             self.bind(key, _Unread(f"{reason} changes {key.removeprefix('self.')}"), env)
 
     def bind(self, name: str, value: Any, env: dict[str, Any]) -> None:
@@ -339,6 +352,11 @@ def _changed(statement: ast.AST) -> set[str]:
                 found.add("self" if owner.startswith("self") and node is effect else owner)
             if node is effect or (in_place and type(function) is not ast.Attribute) or (in_place and _root(function) in _MODULES):
                 found |= {_key_of(argument) for argument in node.args}
+            for keyword in node.keywords:  # `F.relu(x, inplace=True)` changes x; `out=y` writes y
+                if keyword.arg == "inplace" and not (type(keyword.value) is ast.Constant and keyword.value.value is False) and node.args:
+                    found.add(_key_of(node.args[0]))
+                elif keyword.arg == "out":
+                    found.add(_key_of(keyword.value))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
