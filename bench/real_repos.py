@@ -8,7 +8,7 @@ of labelled real differences found (a true finding inside a difference's lines),
 useful gaps. A finding or gap no label covers is counted as unlabelled and listed, never as true.
 
 Usage: python bench/real_repos.py [--data ../shared/data] [--only ID ...] [--paperlens CMD]
-       [--show-unlabelled] [--show-false] [--show-true]
+       [--show-unlabelled] [--show-false] [--show-true] [--show-missed]
 `--paperlens` runs another build of the CLI (e.g. an older commit's) for a before/after table.
 """
 
@@ -56,6 +56,7 @@ class Outcome:
     gaps_unlabelled: list[str] = field(default_factory=list)
     false_alarms: list[str] = field(default_factory=list)
     true_findings: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
     # "f computes Eq. (2)": claims of agreement, judged apart (they report no problem).
     agreements_true: int = 0
     agreements_false: int = 0
@@ -141,6 +142,8 @@ def measure(repository: str, data: Path, command: list[str]) -> Outcome:
         places = [difference, *(difference.get("also") or [])]  # `also`: other places giving the same difference
         if any(file == place.get("file") and place["lines"][0] <= line <= place["lines"][1] for place in places for file, line in true_lines):
             outcome.differences_found += 1
+        else:
+            outcome.missed.append(f"{difference['file']}:{difference['lines'][0]} {difference.get('kind')} {difference['setting']}: {difference['description'][:140]}")
     gap_labels = labels.get("gaps") or []
     for gap in (gaps or {}).get("gaps", []):
         label = _gap_label(gap, gap_labels)
@@ -165,6 +168,7 @@ def main() -> int:
     parser.add_argument("--show-unlabelled", action="store_true")
     parser.add_argument("--show-false", action="store_true", help="list every false alarm with its label's reason")
     parser.add_argument("--show-true", action="store_true", help="list every true finding with its label's reason")
+    parser.add_argument("--show-missed", action="store_true", help="list every labelled real difference no true finding reports")
     args = parser.parse_args()
     command = shlex.split(args.paperlens)
     repositories = sorted(p.name for p in (args.data / "repos").iterdir() if p.is_dir() and (args.data / "papers-latex" / p.name).is_dir())
@@ -209,6 +213,10 @@ def main() -> int:
         if args.show_true and outcome.true_findings:
             print(f"\ntrue findings in {outcome.repository}:")
             for line in outcome.true_findings:
+                print(f"  {line}")
+        if args.show_missed and outcome.missed:
+            print(f"\nmissed in {outcome.repository}:")
+            for line in outcome.missed:
                 print(f"  {line}")
         if args.show_false and outcome.false_alarms:
             print(f"\nfalse alarms in {outcome.repository}:")

@@ -1100,6 +1100,10 @@ def _phase(signum, frame):
 
 signal.signal(signal.SIGUSR1, _phase)
 atexit.register(lambda: (_write(out), _write_gc(out + ".gc.json")))
+# The server leaves through os._exit on `exit` (no atexit): write the stats first.
+import os
+_exit = os._exit
+os._exit = lambda code: (_write(out), _write_gc(out + ".gc.json"), _exit(code))
 threading.setprofile(_start_in_thread)
 main_profile = cProfile.Profile()
 profiles.append(main_profile)

@@ -139,6 +139,7 @@ class PaperlensServer(LanguageServer):
         self.positions = Positions()  # columns as the client counts them, once initialize negotiated it
         self.unimplemented: list[Finding] = []  # the paper's equations and algorithms no code cites
         self.file_indexes: dict[str, FileIndex] = {}
+        self.relative_paths: dict[tuple[Path, str], str | None] = {}  # (root, path) → the path relative to root
         self.indexed_sources: dict[str, str] = {}  # the text each of file_indexes was read from
         # Per open document, the index it was gathered from and what the rest of that index says of it.
         self.other_files: dict[str, tuple[CodeIndex, OtherFiles]] = {}
@@ -236,9 +237,15 @@ class PaperlensServer(LanguageServer):
         path = to_fs_path(uri_or_path) if isinstance(uri_or_path, str) else str(uri_or_path)
         if not path or self.root is None:
             return None
-        with contextlib.suppress(ValueError, OSError, RuntimeError):  # outside; a link that loops
-            return Path(path).resolve().relative_to(self.root).as_posix()
-        return None
+        # Every edit and hover asks for its document's path: resolve each path once per root.
+        key = (self.root, path)
+        if key not in self.relative_paths:
+            if len(self.relative_paths) > 4096:
+                self.relative_paths.clear()
+            self.relative_paths[key] = None
+            with contextlib.suppress(ValueError, OSError, RuntimeError):  # outside; a link that loops
+                self.relative_paths[key] = Path(path).resolve().relative_to(self.root).as_posix()
+        return self.relative_paths[key]
 
     async def wait_until_idle(self) -> None:
         """Until the editor waits for nothing: the workspace read, no analysis pending, no edit for

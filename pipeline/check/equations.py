@@ -29,6 +29,7 @@ from ..algebra import SKETCH, sympy_algebra
 from ..code.formula import Assigned, Computed, parameters_of, read_assignments, read_function
 from ..code import MAX_FILE_BYTES
 from ..code.incremental import ModuleDefinitions, definitions_of
+from ..code.sites import source_lines
 from ..extract.formula import Formula, Unreadable, defined_name, read_formula
 from ..extract.parts import framing_sections
 from ..files import UnreadableFile, read_regular_file
@@ -104,7 +105,6 @@ def _finding(function: FunctionSite, equation: Equation, call: ast.Call, summed:
     )  # fmt: skip
 
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 # Delimiters without braces whose inside must not count: norms, absolute values, \left…\right.
 _DELIMITED = re.compile(r"\\left.*?\\right\S?|\\lVert.*?\\rVert|\\\|.*?\\\||\\lvert.*?\\rvert|\|[^|]*\|")
@@ -434,7 +434,7 @@ def _inferred_findings(
         read = _read_definitions(root, file.file, sources)
         if read is None or not any(word in read[0] for word in words):
             continue
-        lines, tree = _LINE_BREAK.split(read[0]), read[1]
+        lines, tree = source_lines(read[0]), read[1]
         for function in file.functions:
             if function.kind != "function" or (file.file, function.qualname) in anchored:
                 continue
@@ -482,7 +482,7 @@ def _definition_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources:
         text, tree = read
         if not assigns.search(text):
             continue
-        lines = _LINE_BREAK.split(text)
+        lines = source_lines(text)
         assigning = [n for n, line in enumerate(lines) if assigns.match(line)]
         # The innermost function holding each such line, once.
         holders = {
@@ -667,7 +667,7 @@ def equation_findings(
         if read is None:
             continue  # the index already reports what it could not read
         text, tree = read
-        lines = _LINE_BREAK.split(text)  # as the index counts lines (not str.splitlines: \f, \v)
+        lines = source_lines(text)  # as the index counts lines (not str.splitlines: \f, \v)
         for anchor, function, equation in anchored:
             node = _definition(tree, function)
             if node is not None:

@@ -206,7 +206,7 @@ def _file_index(path_rel: str, source: str, indexer: _Indexer, problems: list[Pr
         problems=problems,
         calls=indexer.call_arguments(),
         imported_names=sorted(indexer.imported),
-        imported_modules=_imported_modules(source),
+        imported_modules=list(_imported_modules(source)),
         assigned_attributes=sorted(indexer.assigned_attributes),
         counted_attributes=sorted(indexer.counted_attributes),
         dead_code=indexer.dead,
@@ -1396,7 +1396,8 @@ if hasattr(ast, "TryStar"):
 _IMPORT_LINE_RE = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([\w, \t]+)|import[ \t]+([\w., \t]+))", re.M)
 
 
-def _imported_modules(source: str) -> list[str]:
+@functools.lru_cache(maxsize=8)  # the editor re-indexes a file after each edit, most leave its imports be
+def _imported_modules(source: str) -> tuple[str, ...]:
     """`import torch.distributed as dist`, `from accelerate import Accelerator` → torch.distributed,
     accelerate.Accelerator: what the file's import statements name, by absolute name."""
     found = set()
@@ -1406,7 +1407,7 @@ def _imported_modules(source: str) -> list[str]:
             found |= {part.split()[0] for part in plain.split(",") if part.strip()}
         elif module and not module.startswith("."):
             found |= {f"{module}.{part.split()[0]}" for part in names.split(",") if part.strip()}
-    return sorted(found)
+    return tuple(sorted(found))
 
 
 def _is_workspace_module(module: str) -> bool:

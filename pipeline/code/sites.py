@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -16,7 +17,19 @@ Value = float | bool | str | tuple[float, ...] | None
 # Python (and YAML) count \r\n, \r and \n as line ends; str.splitlines also splits on \f and \v.
 _LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 MAX_RAW = 200  # the longest source text kept as a site's `raw`
-NAMING_KEYS = ("name", "type", "_name_")  # optimizer: {name: adamw}: the value names its parent's component
+NAMING_KEYS = ("name", "type", "_name_")
+
+
+@functools.lru_cache(maxsize=8)
+def source_lines(source: str) -> tuple[str, ...]:
+    """A source's lines as Python counts them; split once per text (an edit is read by the index,
+    the settling pass and the equation checks, each asking for the same lines)."""
+    return tuple(_LINE_BREAK_RE.split(source))
+
+
+@functools.lru_cache(maxsize=8)
+def _line_starts(source: str) -> tuple[int, ...]:
+    return (0, *(match.end() for match in _LINE_BREAK_RE.finditer(source)))  # optimizer: {name: adamw}: the value names its parent's component
 
 
 class SourceText:
@@ -25,8 +38,7 @@ class SourceText:
     def __init__(self, file: str, source: str) -> None:
         self.file = file
         self.source = source
-        self.lines = _LINE_BREAK_RE.split(source)
-        self._line_starts: list[int] | None = None
+        self.lines = source_lines(source)
 
     def char_column(self, line: int, byte_column: int) -> int:
         """ast counts columns in UTF-8 bytes; positions here count characters."""
@@ -56,15 +68,14 @@ class SourceText:
         return text if len(text) <= MAX_RAW else text[: MAX_RAW - 1] + "…"
 
     @property
-    def line_starts(self) -> list[int]:
-        if self._line_starts is None:
-            self._line_starts = [0] + [match.end() for match in _LINE_BREAK_RE.finditer(self.source)]
-        return self._line_starts
+    def line_starts(self) -> tuple[int, ...]:
+        return _line_starts(self.source)
 
     def position(self, offset: int) -> tuple[int, int]:
         """(line, column) of a character offset into the source."""
-        line = bisect.bisect_right(self.line_starts, offset) - 1
-        return line, offset - self.line_starts[line]
+        starts = self.line_starts
+        line = bisect.bisect_right(starts, offset) - 1
+        return line, offset - starts[line]
 
     def offset(self, line: int, column: int) -> int:
         """The character offset of a (line, column); the end of the source past its last line."""
