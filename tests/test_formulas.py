@@ -195,6 +195,37 @@ def test_a_sketch_links_without_sympy_what_sympy_then_compares():
     assert not linkable({"x", "y"}, {"x"})  # one name links nothing
 
 
+def test_each_value_of_a_returned_tuple_is_read_and_only_a_linked_one_is_compared(tmp_path):
+    """`return None, out, weight`: each value is read on its own; the one applying the equation's
+    operations to its symbols is compared (the weight beside it is neither agreement nor difference)."""
+    code = "def forward(self, x):\n    out = self.weight * torch.tanh(self.alpha * x)\n    return None, out, torch.tanh(x)\n"
+    values = read_function(_function(code), ALGEBRA)
+    assert [(v.element, str(v.expression)) for v in values] == [(1, "weight*tanh(alpha*x)"), (2, "tanh(x)")]
+    workspace, spec = _workspace(tmp_path, {"norms.py": "import torch\n\n\n" + code})
+    report = check(workspace, spec, index_workspace(workspace), DecisionsFile())
+    [finding] = [f for f in report.findings if f.setting == "formula"]
+    assert finding.kind == "divergence" and finding.message == (
+        "forward (the value it returns second) differs from Eq. (1): a term is left out: the paper's beta"
+    )
+    with pytest.raises(Unreadable, match="the call proj"):  # no value of the tuple can be read
+        read_function(_function("def f(self, x):\n    return self.proj(x), None\n"))
+
+
+def test_an_accessor_of_the_object_is_the_quantity_it_names_and_softplus_is_read():
+    """`self.rho()` reads as `self.rho` does; softplus is log(1 + exp(x)); a fractional power of a
+    negative number is not real, so a sign flip is named from the points where both sides are."""
+    code = "def total_noise(self, t):\n    rho = self.rho()\n    return (self.sigma_min ** (1 / rho) + t * (self.sigma_max ** (1 / rho) - self.sigma_min ** (1 / rho))).pow(rho)\n"
+    latex = r"\sigma(t) = \left(\sigma_{\min}^{\frac{1}{\rho}} + t (\sigma_{\max}^{\frac{1}{\rho}} - \sigma_{\min}^{\frac{1}{\rho}})\right)^{\rho}"
+    [same] = _compared(latex, code)
+    assert same.outcome == "equivalent", same
+    [flipped] = _compared(latex, code.replace("return (", "return -("))
+    assert flipped.outcome == "differs" and flipped.detail.startswith("the sign is flipped"), flipped
+    [softplus] = read_function(_function("def f(self):\n    return F.softplus(self.raw) + self.offset\n"), ALGEBRA)
+    assert str(softplus.expression) == "offset + log(exp(raw) + 1)"
+    with pytest.raises(Unreadable, match="the call rho"):  # with arguments, a method is a call it cannot read
+        read_function(_function("def f(self, t):\n    return self.rho(t) * t\n"))
+
+
 PAPER = r"""\documentclass{article}
 \begin{document}
 \section{Method}

@@ -340,7 +340,8 @@ def _formula_findings(
     decided = _decided(node, equation.latex or "", anchored, given)
     if isinstance(decided, str):
         return decided
-    differs, line, code_value, paper_value, comparison = decided
+    differs, line, code_value, paper_value, comparison, element = decided
+    returned = "" if element is None else f" (the value it returns {_ORDINALS.get(element, f'at place {element + 1}')})"
     bound = ", ".join(f"{p} → {c}" for p, c in sorted(comparison.binding.items()) if p != c) or "by their names"
     note = f"linked by {linked_by}; symbols bound {bound}" + (" (as the decisions file says)" if given else "")
     binding = SymbolBinding(function=function.qualname, equation=equation.number or "", symbols=comparison.binding, file=function.location.file)
@@ -351,7 +352,7 @@ def _formula_findings(
             Finding(
                 id=f"agreement:formula:eq{equation.number}:{function.location.file}:{function.location.line + 1}",
                 kind="agreement", severity="info", confidence=0.9 if anchored else 0.7, confidence_note=note,
-                message=f"{function.qualname} computes Eq. ({equation.number}): {comparison.detail}",
+                message=f"{function.qualname}{returned} computes Eq. ({equation.number}): {comparison.detail}",
                 setting="formula", code=_name_location(function, header), code_value=code_value, paper_value=paper_value,
                 paper=[Evidence(quote=equation.latex or equation.text, location=equation.location)], fixes=fixes, binding=binding,
             )
@@ -359,11 +360,14 @@ def _formula_findings(
     location = CodeLocation(file=function.location.file, line=line, column=0, end_line=line, end_column=None)
     finding = _divergence(
         function, equation, "formula", location,
-        f"{function.qualname} differs from Eq. ({equation.number}): {comparison.detail}", code_value, paper_value, note,
+        f"{function.qualname}{returned} differs from Eq. ({equation.number}): {comparison.detail}", code_value, paper_value, note,
     )  # fmt: skip
     finding.fixes += fixes
     finding.binding = binding
     return [finding]
+
+
+_ORDINALS = {0: "first", 1: "second", 2: "third", 3: "fourth", 4: "fifth", 5: "sixth"}
 
 
 def _name_location(function: FunctionSite, header: str) -> CodeLocation:
@@ -399,6 +403,9 @@ def _decide(node: ast.AST, latex: str, anchored: bool, given: Given) -> tuple | 
     computed = _computed(node)
     if isinstance(computed, str):
         return f"the function cannot be read ({computed})"
+    computed = _elements_computing(node, computed, latex, given)
+    if not computed:
+        return "no value of the tuple it returns applies the equation's operations to its symbols"
     from .formulas import compare  # SymPy: imported once a pair is compared
 
     comparisons = [(path, compare(formula, path, anchored=anchored, given=dict(given))) for path in computed]
@@ -407,7 +414,20 @@ def _decide(node: ast.AST, latex: str, anchored: bool, given: Given) -> tuple | 
     if not decided:
         return "; ".join(dict.fromkeys(c.detail for _, c in comparisons))
     path, comparison = decided[0]
-    return comparison.outcome == "differs", path.line, str(path.expression), str(formula.expression), comparison
+    return comparison.outcome == "differs", path.line, str(path.expression), str(formula.expression), comparison, path.element
+
+
+def _elements_computing(node: ast.FunctionDef | ast.AsyncFunctionDef, computed: list[Computed], latex: str, given: Given) -> list[Computed]:
+    """The paths to compare: a whole returned value always; of a returned tuple, only the values that
+    apply the equation's operations to names standing for its symbols (`return loss, weight`: the
+    weight is no reading of the loss's equation, and no difference from it)."""
+    if all(path.element is None for path in computed):
+        return computed
+    paper, sketches = _formula(latex, sketch=True), _computed(node, sketch=True)
+    if isinstance(paper, str) or isinstance(sketches, str):
+        return [path for path in computed if path.element is None]
+    linked = {(s.line, s.element) for s in sketches if _may_compute(s.expression, paper.expression, given)}
+    return [path for path in computed if path.element is None or (path.line, path.element) in linked]
 
 
 def _inferred_findings(

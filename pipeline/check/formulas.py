@@ -143,9 +143,12 @@ def _named_difference(code: sympy.Expr, paper: sympy.Expr, points: list[tuple[bo
         return "an average where the paper sums"
     # With a reduction on either side, a ratio would hold the three elements it is evaluated over.
     reduces = paper.has(_SUM, _MEAN) or code.has(_SUM, _MEAN)
-    ratios = [_ratio(code, paper, point) for _, point in points]
-    if not reduces and all(r is not None for r in ratios) and all(_close(r, ratios[0]) for r in ratios):
-        factor = sympy.nsimplify(ratios[0], rational=True, tolerance=1e-9)
+    # As for equality: the ratio must exist at every positive point; at the others (where a root or a
+    # fractional power of a negative number is not real) only where both sides are defined.
+    ratios = [(required, _ratio(code, paper, point)) for required, point in points]
+    defined = [r for _, r in ratios if r is not None]
+    if not reduces and all(r is not None for required, r in ratios if required) and all(_close(r, defined[0]) for r in defined):
+        factor = sympy.nsimplify(defined[0], rational=True, tolerance=1e-9)
         if factor == -1:
             return "the sign is flipped: the code's result is the paper's × -1"
         return f"a constant factor: the code's result is the paper's × {factor}"

@@ -1,10 +1,11 @@
 """What a Python function computes, as SymPy expressions: one per path to a `return`, read from its
 AST by inlining its assignments. No user code runs.
 
-Names are symbols: a parameter by its name, `self.alpha` by its attribute (`alpha`), a module
-constant by its name. Arithmetic maps as written (`@` is refused: a matrix product is not a
+Names are symbols: a parameter by its name, `self.alpha` by its attribute (`alpha`) as is an
+accessor `self.alpha()`, a module constant by its name. A returned tuple is one value per element it
+can read (`return None, loss, weight`). Arithmetic maps as written (`@` is refused: a matrix product is not a
 product of numbers); torch/numpy/jax element-wise calls map to SymPy's (`torch.tanh(x)`,
-`np.exp`, `x.pow(2)`, `F.relu`, `x.clamp(min=0)`, `torch.sigmoid`, `F.logsigmoid`, `sqrt`,
+`np.exp`, `x.pow(2)`, `F.relu`, `x.clamp(min=0)`, `torch.sigmoid`, `F.logsigmoid`, `softplus`, `sqrt`,
 `abs`, `maximum`/`minimum`; `sum`/`mean` over any axis, `F.mse_loss`, `F.l1_loss`; `norm` of
 order 1 or 2 and `dot` as the sums they are); indexing that only reshapes (`w[:, None, None]`, `x[..., None]`) is
 the value itself. An `if` gives one expression per branch; a `with` block is read as its body; a
@@ -36,7 +37,7 @@ _UNARY = {
     "sigmoid": lambda a, x: 1 / (1 + a.apply("exp", -x)), "relu": lambda a, x: a.apply("max", 0, x),
     "logsigmoid": lambda a, x: -a.apply("log", 1 + a.apply("exp", -x)), "rsqrt": lambda a, x: 1 / a.apply("sqrt", x),
     "square": lambda a, x: x**2, "log1p": lambda a, x: a.apply("log", 1 + x), "expm1": lambda a, x: a.apply("exp", x) - 1,
-    "neg": lambda a, x: -x, "negative": lambda a, x: -x,
+    "neg": lambda a, x: -x, "negative": lambda a, x: -x, "softplus": lambda a, x: a.apply("log", 1 + a.apply("exp", x)),
 }  # fmt: skip
 _BINARY = {
     "maximum": lambda a, x, y: a.apply("max", x, y), "minimum": lambda a, x, y: a.apply("min", x, y),
@@ -58,6 +59,7 @@ _MODULES = {"torch", "np", "numpy", "jnp", "jax", "F", "nn", "math", "functional
 class Computed:
     expression: Any  # built by the algebra the reader was given
     line: int  # 0-based line of the `return`
+    element: int | None = None  # its place in a returned tuple (`return loss, weight`); None: the whole value
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +122,7 @@ class _Reader:
             if kind is ast.Return:
                 if statement.value is None:
                     raise Unreadable("returns nothing")
-                self.paths.append(Computed(self.value(statement.value, env), statement.lineno - 1))
+                self.paths += self._returned(statement.value, statement.lineno - 1, env)
                 return True
             if kind is ast.Raise:
                 return True  # this path gives no value
@@ -144,6 +146,24 @@ class _Reader:
                 continue
             self.statement(statement, env)
         return False
+
+    def _returned(self, value: ast.expr, line: int, env: dict[str, Any]) -> list[Computed]:
+        """What a `return` gives: its value, or each element of a tuple it returns that can be read
+        (`return None, loss, weight`: each may compute an equation of its own)."""
+        if type(value) is not ast.Tuple:
+            return [Computed(self.value(value, env), line)]
+        elements, reasons = [], []
+        for place, element in enumerate(value.elts):
+            if type(element) is ast.Constant and element.value is None:
+                continue
+            self.nodes = 0
+            try:
+                elements.append(Computed(self.value(element, env), line, place))
+            except Unreadable as unread:
+                reasons.append(str(unread))
+        if not elements:
+            raise Unreadable(reasons[0] if reasons else "returns a tuple of nothing to read")
+        return elements
 
     def statement(self, statement: ast.stmt, env: dict[str, Any]) -> None:
         """An assignment binds its name to its value; a value it cannot read, or any other statement
@@ -260,6 +280,11 @@ class _Reader:
 
     def _call(self, node: ast.Call, env: dict[str, Any]) -> Any:
         function = node.func
+        if type(function) is ast.Attribute and type(function.value) is ast.Name and function.value.id == "self" and not node.args and not node.keywords:
+            # `self.rho()`: an accessor of the object's own, read as the quantity it names (as `self.rho`)
+            if type(env.get("self")) is _Unread:
+                raise Unreadable(env["self"].reason)
+            return self.algebra.symbol(function.attr)
         if type(function) is ast.Attribute:
             name = function.attr
             owner = function.value
