@@ -160,23 +160,26 @@ def _model_gaps(spec: PaperSpec, known: list[Gap]) -> list[Gap]:
     return found
 
 
-def _model_equation_findings(workspace: Path, spec: PaperSpec, index, undecided: list) -> list:
-    """The model's verdicts on the anchored pairs paperlens left undecided; when it cannot help, say
-    why and go on with paperlens' own findings."""
+def _model_equation_findings(workspace: Path, spec: PaperSpec, index, undecided: list, decisions) -> list:
+    """The model's verdicts on the anchored pairs paperlens left undecided (a deviation the decisions
+    file records marks them as it does paperlens' own); when it cannot help, say why and go on."""
     if not undecided:
         return []
+    from .check import recorded
     from .check.llm_equations import judge_undecided
     from .llm import LLMClient, LLMError, settings_from_env
 
     try:
         client = LLMClient(settings_from_env())
         print(f"paperlens: asking {client.settings.model} at {client.settings.base_url} about {len(undecided)} function(s) not compared…", file=sys.stderr)
-        found = judge_undecided(workspace, spec, index, undecided, client)
+        judged = judge_undecided(workspace, spec, index, undecided, client)
     except LLMError as err:
         print(f"paperlens: the model was not used: {str(err).rstrip('.')}. Showing paperlens' own findings only.", file=sys.stderr)
         return []
-    print(f"paperlens: the model's verdicts kept: {len(found)} of {len(undecided)} (each must quote the function and the equation)", file=sys.stderr)
-    return found
+    for failure in judged.failures:
+        print(f"paperlens: no usable answer for {failure}", file=sys.stderr)
+    print(f"paperlens: the model's verdicts kept: {len(judged.findings)} of {len(undecided)} (each must quote the function and the equation)", file=sys.stderr)
+    return [recorded(f, decisions) for f in judged.findings]
 
 
 def workspace_folder(path: Path) -> Path:
@@ -208,7 +211,7 @@ def run_check(args: argparse.Namespace) -> int:
     index = index_workspace(workspace, include=settings.include, exclude=settings.exclude)
     report = check(workspace, spec, index, decisions)
     if args.llm:
-        report.findings += _model_equation_findings(workspace, spec, index, report.undecided)
+        report.findings += _model_equation_findings(workspace, spec, index, report.undecided, decisions)
     if args.format == "json":
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     elif args.format == "sarif":

@@ -64,7 +64,7 @@ def test_a_verdict_quoting_the_function_and_the_equation_is_kept_as_the_models(u
     workspace, spec, index, undecided = undecided_pair
     sent: list = []
     answer = verdict("differs", "return gamma * torch.tanh(alpha * h)", r"+ \beta", "the code leaves out the shift beta")
-    [finding] = judge_undecided(workspace, spec, index, undecided, client_answering(answer, sent))
+    [finding] = judge_undecided(workspace, spec, index, undecided, client_answering(answer, sent)).findings
     assert (finding.kind, finding.severity, finding.confidence) == ("divergence", "info", 0.3)
     assert finding.message == "dyt may differ from Eq. (1): the code leaves out the shift beta"
     assert (finding.code.file, finding.code.line, finding.code.column) == ("norms.py", 7, 4)  # the return, 0-based
@@ -85,7 +85,45 @@ def test_a_verdict_quoting_the_function_and_the_equation_is_kept_as_the_models(u
 )
 def test_a_verdict_without_real_quotes_or_a_stated_difference_is_dropped(undecided_pair, answer):
     workspace, spec, index, undecided = undecided_pair
-    assert judge_undecided(workspace, spec, index, undecided, client_answering(answer)) == []
+    assert judge_undecided(workspace, spec, index, undecided, client_answering(answer)).findings == []
+
+
+TWO_PAIRS = CODE + '''
+
+def dyt_again(x, alpha, gamma, beta):
+    """Eq. (1)."""
+    h = project(x)
+    return gamma * torch.tanh(alpha * h) + beta
+'''
+
+
+def test_an_answer_that_fails_costs_its_pair_and_a_server_that_stops_keeps_what_was_judged(tmp_path):
+    import httpx2
+
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "main.tex").write_text(PAPER)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "norms.py").write_text(textwrap.dedent(TWO_PAIRS))
+    spec = read_paper(tmp_path / "paper" / "main.tex", use_cache=False)
+    index = index_workspace(workspace)
+    undecided = check(workspace, spec, index, DecisionsFile()).undecided
+    assert [p.function for p in undecided] == ["dyt", "dyt_again"]
+    kept = verdict("differs", "return gamma * torch.tanh(alpha * h)", r"+ \beta", "the code leaves out the shift beta")
+    settings = LLMSettings(base_url="http://recorded.invalid/v1", model=MODEL_NAME, max_retries=0, cache=False)  # each client asks afresh
+    # The first answer is usable, then the server fails: the first verdict stays, the failure is said.
+    down = LLMClient(settings, http_client=recorded(kept, httpx2.Response(503, json={"error": "overloaded"})))
+    judged = judge_undecided(workspace, spec, index, undecided, down)
+    assert [f.message for f in judged.findings] == ["dyt may differ from Eq. (1): the code leaves out the shift beta"]
+    assert len(judged.failures) == 1 and judged.failures[0].startswith("dyt_again vs Eq. (1) and the rest: ")
+    # An answer that is no verdict costs its own pair only: the next one is still asked.
+    garbled = LLMClient(settings, http_client=recorded("not json", kept))
+    judged = judge_undecided(workspace, spec, index, undecided, garbled)
+    assert [f.message for f in judged.findings] == ["dyt_again may differ from Eq. (1): the code leaves out the shift beta"]
+    assert [failure.split(":")[0] for failure in judged.failures] == ["dyt vs Eq. (1)"]
+    # A server that answers nothing at all: the caller says the model was not used.
+    with pytest.raises(LLMError):
+        judge_undecided(workspace, spec, index, undecided, LLMClient(settings, http_client=recorded(httpx2.Response(503, json={}))))
 
 
 def test_end_to_end_against_the_real_server(local_llm, undecided_pair):
@@ -94,7 +132,9 @@ def test_end_to_end_against_the_real_server(local_llm, undecided_pair):
     workspace, spec, index, undecided = undecided_pair
     client = LLMClient(local_llm.settings(max_output_tokens=160, max_retries=0))
     try:
-        findings = judge_undecided(workspace, spec, index, undecided, client)
+        judged = judge_undecided(workspace, spec, index, undecided, client)
+        findings = judged.findings
+        assert all("cut off at 160 tokens" in failure for failure in judged.failures)
     except LLMError as err:
         assert "cut off at 160 tokens" in str(err)
         findings = []

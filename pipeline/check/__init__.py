@@ -1060,7 +1060,7 @@ def unimplemented(spec: PaperSpec, index: CodeIndex) -> list[Finding]:
     return findings
 
 
-def _recorded(finding: Finding, decisions: DecisionsFile) -> Finding:
+def recorded(finding: Finding, decisions: DecisionsFile) -> Finding:
     if finding.kind == "divergence":
         for deviation in decisions.deviations:
             if (
@@ -1104,7 +1104,7 @@ def check_file(
         for finding in checks:
             if finding is not None:
                 found.setdefault(finding.id, finding)
-    return [_recorded(f, facts.decisions) for f in found.values()]
+    return [recorded(f, facts.decisions) for f in found.values()]
 
 
 def check_open_file(
@@ -1123,7 +1123,7 @@ def check_open_file(
     sites = [c for f in index.files if f.file != file.file for c in f.components] + file.components
     workspace_wide = [f for f in _check_components(sites, facts, context, _values_by_line([file])) if f.code is not None and f.code.file == file.file]
     workspace_wide += equation_findings(root, spec, CodeIndex(root=str(root), files=[file]), {file.file: source}, facts.decisions.bindings, undecided)
-    return check_file(root, facts, file, context, source) + [_recorded(f, facts.decisions) for f in workspace_wide]
+    return check_file(root, facts, file, context, source) + [recorded(f, facts.decisions) for f in workspace_wide]
 
 
 def check(
@@ -1146,7 +1146,7 @@ def check(
         + equation_findings(root, spec, index, sources, decisions.bindings, undecided)
         + unimplemented(spec, index)
     )
-    findings += [_recorded(f, decisions) for f in workspace_wide]
+    findings += [recorded(f, decisions) for f in workspace_wide]
     order = {"divergence": 0, "guess": 1, "unimplemented": 2, "agreement": 3}
     findings.sort(key=lambda f: (order[f.kind], f.code.file if f.code else "~", f.code.line if f.code else 0))
     problems = [f"paper {p.location.short()}: {p.message}" if p.location else f"paper: {p.message}" for p in spec.problems]

@@ -9,10 +9,11 @@ confidence), never as what paperlens showed.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...schemas import CodeIndex, CodeLocation, Equation, EquationVerdict, Evidence, Finding, PaperSpec, Undecided
-from ..llm import LLMClient
+from ..llm import LLMClient, LLMError, LLMUnavailable
 from .equations import read_text
 
 log = logging.getLogger(__name__)
@@ -30,12 +31,19 @@ _SYSTEM = (
 )
 
 
-def judge_undecided(root: Path, spec: PaperSpec, index: CodeIndex, undecided: list[Undecided], client: LLMClient) -> list[Finding]:
-    """The model's verdicts on the pairs the rules left undecided, as findings marked as its own.
-    Raises LLMError when the model gives no usable answer: the caller reports it and goes on."""
+@dataclass
+class Judged:
+    findings: list[Finding] = field(default_factory=list)  # the verdicts kept
+    failures: list[str] = field(default_factory=list)  # "function vs Eq. (n): why the model gave no usable answer"
+
+
+def judge_undecided(root: Path, spec: PaperSpec, index: CodeIndex, undecided: list[Undecided], client: LLMClient) -> Judged:
+    """The model's verdicts on the pairs the rules left undecided, as findings marked as its own. An
+    unusable answer costs its pair only; an endpoint that stops answering ends the asking, keeping
+    the verdicts already made. Raises LLMUnavailable when it answers none at all."""
     equations = {e.number: e for e in spec.equations if e.number}
     functions = {(f.file, function.qualname): function for f in index.files for function in f.functions}
-    findings = []
+    judged, answered = Judged(), 0
     for pair in undecided:
         equation, function = equations.get(pair.equation), functions.get((pair.file, pair.function))
         if equation is None or function is None or function.location.end_line is None:
@@ -43,12 +51,22 @@ def judge_undecided(root: Path, spec: PaperSpec, index: CodeIndex, undecided: li
         lines = _function_lines(root, pair.file, function.location.line, function.location.end_line)
         if lines is None:
             continue
-        verdict = client.structured(_messages(equation, lines), EquationVerdict, purpose=PURPOSE)
+        try:
+            verdict = client.structured(_messages(equation, lines), EquationVerdict, purpose=PURPOSE)
+        except LLMUnavailable as err:
+            if not answered:
+                raise
+            judged.failures.append(f"{pair.function} vs Eq. ({pair.equation}) and the rest: {err}")
+            break
+        except LLMError as err:
+            judged.failures.append(f"{pair.function} vs Eq. ({pair.equation}): {err}")
+            continue
+        answered += 1
         finding = _finding(pair, equation, lines, function.location.line, verdict, client.settings.model)
         log.info("llm equations: %s vs Eq. (%s): %s, %s", pair.function, pair.equation, verdict.outcome, "kept" if finding else "dropped")
         if finding is not None:
-            findings.append(finding)
-    return findings
+            judged.findings.append(finding)
+    return judged
 
 
 def _function_lines(root: Path, file: str, first: int, last: int) -> list[str] | None:
