@@ -21,6 +21,7 @@ from paperlens.pipeline.decisions import (
     render_decisions,
     save_decisions,
 )
+from paperlens.pipeline.code.anchors import anchor_comment
 from paperlens.pipeline.errors import DecisionsError
 from paperlens.pipeline.files import UnreadableFile, read_regular_file
 from paperlens.pipeline.links import (
@@ -301,12 +302,10 @@ def _anchor_actions(ls: PaperlensServer, uri: str, line: int) -> list[lsp.CodeAc
         return []
     document = ls.workspace.get_text_document(uri)
     header = document.lines[line] if line < len(document.lines) else ""
-    indent = header[: len(header) - len(header.lstrip())]
     actions = []
     for equation in likely_equations(ls.spec, function):
         section = section_of(ls.spec, equation)
-        # The section by title only: a `§2.1` in the comment would be an anchor of its own.
-        comment = f"{indent}# Implements {item_name(equation)} of the paper" + (f" ({section.title})" if section else "") + "\n"
+        comment = anchor_comment(header, item_name(equation), section.title if section else None)
         start = lsp.Position(line=line, character=0)
         edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=lsp.Range(start=start, end=start), new_text=comment)]})
         actions.append(lsp.CodeAction(title=f"Link `{function.name}` to {item_name(equation)} of the paper", kind=lsp.CodeActionKind.QuickFix, edit=edit))

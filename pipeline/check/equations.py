@@ -29,11 +29,11 @@ from ..algebra import SKETCH, sympy_algebra
 from ..code.formula import Assigned, Computed, parameters_of, read_assignments, read_function
 from ..code import MAX_FILE_BYTES
 from ..code.incremental import ModuleDefinitions, definitions_of
+from ..code.anchors import anchor_comment
 from ..code.sites import source_lines
 from ..extract.formula import Formula, Unreadable, defined_name, read_formula
-from ..extract.parts import framing_sections
+from ..extract.parts import framing_sections, method_formulas
 from ..files import UnreadableFile, read_regular_file
-from ..ingest.positions import span_location
 from .binding import bind, head_spellings, linkable
 
 # Symbol → code name pairs the decisions file sets for one function and equation, sorted (a memo key).
@@ -380,12 +380,11 @@ def _name_location(function: FunctionSite, header: str) -> CodeLocation:
 
 def _link_fix(function: FunctionSite, equation: Equation, header: str) -> Fix:
     """Write the anchor a link by what the function computes suggests: a comment above its definition."""
-    indent = header[: len(header) - len(header.lstrip())]
     at = CodeLocation(file=function.location.file, line=function.location.line, column=0, end_line=function.location.line, end_column=0)
     return Fix(
         kind="link-equation",
         title=f"Link `{function.name}` to Eq. ({equation.number}) of the paper",
-        edit=TextEdit(location=at, new_text=f"{indent}# Implements Eq. ({equation.number}) of the paper\n"),
+        edit=TextEdit(location=at, new_text=anchor_comment(header, f"Eq. ({equation.number})")),
     )
 
 
@@ -591,26 +590,15 @@ _DEFINITIONS = _Memo(4)  # by the spec's identity: (the spec, its definitions)
 
 
 def _read_definitions_of(spec: PaperSpec) -> list[tuple[str, Any, Evidence, tuple[str, ...]]]:
-    aside = framing_sections(spec) | {s.id for s in spec.sections if s.appendix}
     found = []
-    candidates = [(e.latex, Evidence(quote=e.latex, location=e.location)) for e in spec.equations if e.latex and e.section_id not in aside]
-    for paragraph in spec.paragraphs:
-        if paragraph.section_id not in aside:
-            candidates += [
-                (math[1], Evidence(quote=math[1], location=span_location(paragraph, math.start(1), math.end(1))))
-                for math in _INLINE_MATH_RE.finditer(paragraph.text)
-                if "=" in math[1]
-            ]
-    for latex, evidence in candidates:
+    for latex, location in method_formulas(spec):
+        evidence = Evidence(quote=latex, location=location)
         name = defined_name(latex)
         sketch = _formula(latex, sketch=True) if name else None
         # A one-letter symbol (x, h, D) is any code's variable: no evidence of computing the definition.
         if name and len(name.partition("_")[0]) > 1 and not isinstance(sketch, str) and sketch is not None and sketch.expression.names:
             found.append((name, sketch.expression, evidence, head_spellings(name)))
     return found
-
-
-_INLINE_MATH_RE = re.compile(r"\$([^$]{3,300})\$")
 
 
 # Words in code that may spell each operation of a sketch (a sigmoid is an exp, a ReLU a max).

@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import re
 
-from ...schemas import Evidence, Location, PaperSpec, ValueSite
+from ...schemas import Evidence, PaperSpec, ValueSite
 from ..code.knowledge import code_vocabulary
-from ..extract.parts import appendix_sections, framing_sections
-from ..ingest.positions import span_location
+from ..extract.parts import method_formulas
 
 # A loss term: \mathcal{L}_{\mathrm{KL}}, \mathcal{L}_\text{GAN}, \mathcal L_{rec}, L_{KL}.
 _TERM_RE = re.compile(
     r"(?:\\mathcal\s*\{?\s*L\s*\}?|(?<![\\\w])L)\s*_\s*(?:\{\s*)?(?:\\(?:mathrm|text|textrm|rm|operatorname)\s*)?\{?\s*(?P<name>[A-Za-z][A-Za-z0-9]*)"
 )
-_INLINE_MATH_RE = re.compile(r"\$([^$]+)\$")
 # The loss terms that are distances between a prediction and its target: one is chosen for the other.
 DISTANCES = frozenset({"mse", "l1", "huber"})
 # A setting choosing the reconstruction's distance: `reconstruction_loss`, `rec_loss`, `loss_type`,
@@ -58,17 +56,8 @@ def distance_terms(spec: PaperSpec) -> dict[str, Evidence]:
 def _objective_terms(spec: PaperSpec) -> list[tuple[str, bool, Evidence]]:
     """Each loss term a sum of the method adds (its folded name, whether a weight stands before it,
     the formula), from its equations and the inline math of its prose."""
-    aside = framing_sections(spec) | appendix_sections(spec)
-    formulas: list[tuple[str, Location]] = [(e.latex, e.location) for e in spec.equations if e.latex and e.section_id not in aside]
-    for paragraph in spec.paragraphs:
-        if paragraph.section_id not in aside:
-            formulas += [
-                (math[1], span_location(paragraph, math.start(), math.end()))  # the formula's own place
-                for math in _INLINE_MATH_RE.finditer(paragraph.text)
-                if "=" in math[1] and "+" in math[1]
-            ]
     terms = []
-    for latex, location in formulas:
+    for latex, location in method_formulas(spec):
         if "+" not in latex:
             continue
         equals = latex.find("=")

@@ -43,6 +43,13 @@ _RANGE_RE = re.compile(r"\s*(?:-|–|—|\bto\b)\s*")
 _LONGEST_RANGE = 20  # "Eqs. 3-5" is 3, 4, 5; "Eqs. 3-500" is no range anyone wrote
 
 
+def anchor_comment(header: str, item: str, section_title: str | None = None) -> str:
+    """The comment line that links the definition on `header` to a paper item (`Eq. (3)`), indented
+    as the definition; a section by its title only (a `§2.1` in it would be an anchor of its own)."""
+    indent = header[: len(header) - len(header.lstrip())]
+    return f"{indent}# Implements {item} of the paper" + (f" ({section_title})" if section_title else "") + "\n"
+
+
 @dataclass(frozen=True, slots=True)
 class TextBlock:
     """Lines [start, end] of a docstring, and the qualified name of what it documents."""

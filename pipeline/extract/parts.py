@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from ...schemas import PaperSpec
+from ...schemas import Location, PaperSpec
+from ..ingest.positions import span_location
 
 FRAMING_TITLE = re.compile(
     r"\b(?:introduction|related\s+work|background|prior\s+work|literature|preliminar(?:y|ies)|"
@@ -48,3 +49,22 @@ def top_section(spec: PaperSpec, section_id: str | None) -> str | None:
         if section.id == section_id:
             return top
     return None
+
+
+_INLINE_MATH_RE = re.compile(r"\$([^$]{3,300})\$")
+
+
+def method_formulas(spec: PaperSpec) -> list[tuple[str, Location]]:
+    """The method's formulas that state something equal to something (`L = L_1 + λ L_2`,
+    `δ = α^{-β²}`): its display equations and the inline math of its prose, outside the framing and
+    the appendix, each with where it stands."""
+    aside = framing_sections(spec) | appendix_sections(spec)
+    formulas = [(e.latex, e.location) for e in spec.equations if e.latex and e.section_id not in aside]
+    for paragraph in spec.paragraphs:
+        if paragraph.section_id not in aside:
+            formulas += [
+                (math[1], span_location(paragraph, math.start(1), math.end(1)))
+                for math in _INLINE_MATH_RE.finditer(paragraph.text)
+                if "=" in math[1]
+            ]
+    return formulas
