@@ -59,6 +59,10 @@ class Undecided(Model):
     function: str
     equation: str
     reason: str = Field(description="What could not be read or bound: a call, a symbol with no name in the code.")
+    binding: SymbolBinding | None = Field(
+        default=None,
+        description="When a symbol could not be bound: the pairs paperlens could tell (an empty name where it could not), for the team to complete in the decisions file.",
+    )
 
 
 class CheckReport(Model):

@@ -42,6 +42,7 @@ from paperlens.schemas import (
     Gap,
     LLMSettings,
     Section,
+    Undecided,
 )
 from pygls.capabilities import get_capability
 
@@ -99,11 +100,11 @@ def _current_decisions(ls: PaperlensServer) -> DecisionsFile:
     return load_decisions(ls.root)
 
 
-def _decisions_action(ls: PaperlensServer, title: str, diagnostic: lsp.Diagnostic, changed: DecisionsFile, change: dict) -> lsp.CodeAction:
+def _decisions_action(ls: PaperlensServer, title: str, diagnostic: lsp.Diagnostic | None, changed: DecisionsFile, change: dict) -> lsp.CodeAction:
     """An action changing the decisions file: an edit the user sees and can undo when the client can
     make it, else a command with which the server writes the file itself once the action is chosen."""
     assert ls.root is not None
-    action = lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic])
+    action = lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic] if diagnostic else None)
     path = decisions_path(ls.root)
     if os.path.lexists(path) or creates_files(ls):
         action.edit = _decisions_edit(path, render_decisions(changed))
@@ -179,6 +180,11 @@ async def code_actions(ls: PaperlensServer, params: lsp.CodeActionParams) -> lis
         actions += _scaffold_actions(ls, paper_file, first[0])
     offered = {action.title for action in actions}  # a link a comparison found is offered once
     actions += [action for action in _anchor_actions(ls, uri, first[0]) if action.title not in offered]
+    if decisions is not None:
+        for pair in _undecided_at(ls, uri, first[0], last[0]):
+            changed = bind_symbols(decisions, pair.binding, UNBOUND_REASON)
+            title = f"Record which name of `{pair.function}` stands for each symbol of Eq. ({pair.equation})"
+            actions.append(_decisions_action(ls, title, None, changed, {"bind-undecided": _undecided_id(pair)}))
     for offer in action_offers:
         actions += await offer(ls, uri)
     return actions
@@ -186,6 +192,17 @@ async def code_actions(ls: PaperlensServer, params: lsp.CodeActionParams) -> lis
 
 # What a recorded binding asks of the team: it is the one paperlens used, to be corrected where wrong.
 BINDING_REASON = "TODO: correct the names that stand for the wrong symbols, and say why"
+# ... or, for a pair paperlens could not bind, the one it could tell, to be completed.
+UNBOUND_REASON = "TODO: write the function's name for each symbol left empty, and say why"
+
+
+def _undecided_at(ls: PaperlensServer, uri: str, first: int, last: int) -> list[Undecided]:
+    """The anchored functions defined on lines [first, last] not compared because a symbol could not be bound."""
+    return [pair for pair in ls.undecided.get(uri, []) if pair.binding is not None and first <= pair.line <= last]
+
+
+def _undecided_id(pair: Undecided) -> str:
+    return f"{pair.file}:{pair.line}:{pair.function}:{pair.equation}"
 
 
 def _reason(finding: Finding) -> str:
@@ -268,7 +285,10 @@ async def record_decision(ls: PaperlensServer, change: dict) -> dict | None:
     """For a client that cannot create the decisions file through an edit: the server records the
     deviation, assumption, question or symbol binding itself (atomically), says so, and returns the
     file's place."""
-    subject = _subject(ls, change.get("record") or change.get("ask") or change.get("bind") or "") if isinstance(change, dict) else None
+    if isinstance(change, dict) and "bind-undecided" in change:
+        subject = next((p for pairs in ls.undecided.values() for p in pairs if p.binding is not None and _undecided_id(p) == change["bind-undecided"]), None)
+    else:
+        subject = _subject(ls, change.get("record") or change.get("ask") or change.get("bind") or "") if isinstance(change, dict) else None
     if subject is None or ls.root is None:
         _show(ls, "nothing to record: the finding is no longer there (the file changed); try again", lsp.MessageType.Warning)
         return None
@@ -277,7 +297,9 @@ async def record_decision(ls: PaperlensServer, change: dict) -> dict | None:
     except DecisionsError as err:
         _show(ls, str(err), lsp.MessageType.Error)
         return None
-    if "record" in change and isinstance(subject, Finding):
+    if isinstance(subject, Undecided):
+        changed = bind_symbols(decisions, subject.binding, UNBOUND_REASON)
+    elif "record" in change and isinstance(subject, Finding):
         changed = record(decisions, subject, _reason(subject))
     elif "bind" in change and isinstance(subject, Finding) and subject.binding is not None:
         changed = bind_symbols(decisions, subject.binding, BINDING_REASON)

@@ -102,6 +102,8 @@ async def hover(ls: PaperlensServer, params: lsp.HoverParams) -> lsp.Hover | Non
             for pair in ls.undecided.get(uri, []):
                 if pair.line == function.location.line:
                     markdown += f"\n\n_Not compared with Eq. ({pair.equation}) as expressions: {pair.reason}_"
+                    if pair.binding is not None:
+                        markdown += " (a code action on this line records which name stands for which symbol)"
             return _hover(ls, markdown)
         site = value_at(file, line, character)
         if site is not None and ls.facts is not None and (stated := statement_of(ls.facts, site)) is not None:

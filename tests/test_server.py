@@ -195,6 +195,30 @@ async def test_the_binding_of_an_equations_symbols_is_recorded_for_the_team_to_c
     assert binding["reason"].startswith("TODO")
 
 
+async def test_a_symbol_paperlens_cannot_bind_is_recorded_for_the_team_to_name_and_then_compared(client: LanguageClient):
+    """`mask` spells no symbol of Eq. (3): the pair is not compared; an action on the `def` line
+    writes the binding paperlens could tell (tau) with m left empty; once the team names it, the
+    function is compared with the equation."""
+    path = client.workspace_path / "unbound.py"
+    path.write_text('def tempered(mask, tau):\n    """Eq. (3)."""\n    num = mask ** (1.0 / tau)\n    return num / (num + (1 - mask) ** (1.0 / tau))\n')
+    uri, _ = _open(client, "unbound.py")
+    assert not [d for d in await _diagnostics(client, uri) if "Eq. (3)" in d.message]
+    hover = await client.text_document_hover_async(lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=0, character=5)))
+    assert "the paper's m has no name in the code" in hover.contents.value and "a code action on this line records" in hover.contents.value
+    [action] = [_as_code_action(a) for a in await _actions_at(client, uri, 0, 5) if "stands for each symbol" in a.title]
+    assert action.title == "Record which name of `tempered` stands for each symbol of Eq. (3)"
+    written = yaml.safe_load(await _record(client, action))
+    [binding] = written["bindings"]
+    assert (binding["function"], binding["equation"], binding["symbols"]) == ("tempered", "3", {"m": "", "tau": "tau"})
+    binding["symbols"]["m"] = "mask"  # what the team writes
+    decisions = client.workspace_path / ".paperlens" / "decisions.yaml"
+    decisions.write_text(yaml.safe_dump(written))
+    client.diagnostics.pop(uri)
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=decisions.as_uri(), type=lsp.FileChangeType.Changed)]))
+    [agreement] = [d for d in await _diagnostics(client, uri) if d.code == "agreement"]
+    assert agreement.message.startswith("tempered computes Eq. (3)") and agreement.range.start.line == 0
+
+
 async def test_recording_a_deviation_turns_the_diagnostic_into_a_recorded_note(client: LanguageClient):
     uri, _ = _open(client, "train.py")
     diagnostic = next(d for d in await _diagnostics(client, uri) if "weight_decay" in d.message)

@@ -31,6 +31,14 @@ def bind(paper_names: set[str], code_names: set[str], given: Mapping[str, str] |
     return binding
 
 
+def binding_template(paper_names: set[str], code_names: set[str], given: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Each paper symbol to the one code name that may stand for it (the team's pair first), or to ""
+    where there is none or more than one: what the team completes when `bind` gives a reason."""
+    fixed = _given(paper_names, code_names, given)
+    candidates = _candidates(paper_names - fixed.keys(), code_names - set(fixed.values()))
+    return {name: fixed.get(name) or (candidates[name][0] if len(candidates[name]) == 1 else "") for name in sorted(paper_names)}
+
+
 def linkable(paper_names: set[str], code_names: set[str], given: Mapping[str, str] | None = None) -> bool:
     """Whether a function could compute the equation: each of its names (two at least) stands for a
     different symbol of the equation; the equation may have more (a term the code leaves out)."""

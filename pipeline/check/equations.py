@@ -34,7 +34,7 @@ from ..code.sites import source_lines
 from ..extract.formula import Formula, Unreadable, defined_name, read_formula
 from ..extract.parts import framing_sections, method_formulas
 from ..files import UnreadableFile, read_regular_file
-from .binding import bind, head_spellings, linkable
+from .binding import bind, binding_template, head_spellings, linkable
 
 # Symbol → code name pairs the decisions file sets for one function and equation, sorted (a memo key).
 Given = tuple[tuple[str, str], ...]
@@ -271,9 +271,10 @@ _DECIDED = _Memo(1024)
 
 def _compared(
     function: FunctionSite, equation: Equation, node: ast.AST, anchor_line: int, lines: list[str], given: Given = ()
-) -> tuple[list[Finding], str | None]:
-    """What one anchor (on `anchor_line`) finds between the definition `node` and `equation`, and why
-    their expressions were not compared, when they were not."""
+) -> tuple[list[Finding], str | None, SymbolBinding | None]:
+    """What one anchor (on `anchor_line`) finds between the definition `node` and `equation`; why
+    their expressions were not compared, when they were not; and when a symbol could not be bound,
+    the binding for the team to complete."""
     key = (
         function.location.file, function.qualname, function.location.line, function.location.column, node.lineno,
         anchor_line, lines[anchor_line] if anchor_line < len(lines) else "", equation.id, equation.number, equation.latex,
@@ -284,12 +285,12 @@ def _compared(
 
 def _compare(
     function: FunctionSite, equation: Equation, node: ast.AST, anchor_line: int, lines: list[str], given: Given
-) -> tuple[list[Finding], str | None]:
+) -> tuple[list[Finding], str | None, SymbolBinding | None]:
     documented = _documented(node, anchor_line, lines)
     if documented is None:
-        return [], None
+        return [], None, None
     findings: list[Finding] = []
-    undecided = None
+    undecided, to_complete = None, None
     latex = equation.latex or ""
     sums_in_paper = any(m in latex for m in SUM_MARKERS)
     averages_in_paper = any(m in latex for m in MEAN_MARKERS)
@@ -299,8 +300,8 @@ def _compare(
         header = lines[function.location.line] if function.location.line < len(lines) else ""
         decided = _formula_findings(function, equation, node, f"the anchor on line {anchor_line + 1}", anchored=True, header=header, given=given)
         if not isinstance(decided, str):
-            return decided, None  # the expressions decided; the term and sign counts below would only guess
-        undecided = decided
+            return decided, None, None  # the expressions decided; the term and sign counts below would only guess
+        undecided, to_complete = decided, _binding_to_complete(function, equation, node, given)
         findings += [f for f in (_missing_term(function, equation, node), _missing_sign(function, equation, node)) if f]
     # A reduction is reported where the anchor points, and only when nothing in the whole
     # definition offsets it (a sum of means, a sum divided by N on the next line).
@@ -310,7 +311,21 @@ def _compare(
         findings.append(_finding(function, equation, means_here[0], summed=True))
     elif averages_in_paper and sums_here and not means and not divides:  # 1/N Σ is an average
         findings.append(_finding(function, equation, sums_here[0], summed=False))
-    return findings, undecided
+    return findings, undecided, to_complete
+
+
+def _binding_to_complete(function: FunctionSite, equation: Equation, node: ast.AST, given: Given) -> SymbolBinding | None:
+    """When both sides were read and only binding failed: the pairs paperlens can tell, an empty
+    name for each symbol it cannot, for the decisions file."""
+    formula, computed = _formula(equation.latex or ""), _computed(node)
+    if isinstance(formula, str) or isinstance(computed, str):
+        return None
+    paper_names = {s.name for s in formula.expression.free_symbols}
+    code_names = {s.name for path in computed for s in path.expression.free_symbols}
+    if not isinstance(bind(paper_names, code_names, dict(given)), str):
+        return None  # bound: undecided for another reason
+    symbols = binding_template(paper_names, code_names, dict(given))
+    return SymbolBinding(function=function.qualname, equation=equation.number or "", symbols=symbols, file=function.location.file)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -679,10 +694,12 @@ def equation_findings(
         for anchor, function, equation in anchored:
             node = _definition(tree, function)
             if node is not None:
-                found, reason = _compared(function, equation, node, anchor.location.line, lines, _given(bindings, function, equation))
+                found, reason, to_complete = _compared(function, equation, node, anchor.location.line, lines, _given(bindings, function, equation))
                 findings += found
                 if reason is not None and undecided is not None:
-                    undecided.append(Undecided(file=function.location.file, line=function.location.line, function=function.qualname, equation=equation.number or "", reason=reason))
+                    undecided.append(
+                        Undecided(file=function.location.file, line=function.location.line, function=function.qualname, equation=equation.number or "", reason=reason, binding=to_complete)
+                    )  # fmt: skip
     anchored_functions = {(file.file, a.function) for file in index.files for a in file.anchors if a.target_kind in ("equation", "label")}
     findings += _inferred_findings(root, spec, index, sources or {}, anchored_functions, bindings)
     findings += _definition_findings(root, spec, index, sources or {})
