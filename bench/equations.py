@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import itertools
 import re
 import sys
 import time
@@ -42,11 +43,15 @@ from paperlens.pipeline.code import index_workspace
 from paperlens.pipeline.ingest import read_paper
 
 REPO = Path(__file__).resolve().parents[1]
+# Each kind, and the words the comparison must name it with.
 MUTATIONS = {
-    "sign": ("the sign is flipped", lambda value: ast.UnaryOp(op=ast.USub(), operand=value)),
-    "factor": ("× 1/2", lambda value: ast.BinOp(left=ast.Constant(0.5), op=ast.Mult(), right=value)),
-    "drop a term": ("a term is left out", None),
-    "exponent": ("", None),
+    "sign": "the sign is flipped",
+    "factor": "× 1/2",
+    "drop a term": "a term is left out",
+    "exponent": "the exponent differs",
+    "swap": "two symbols are swapped",
+    "sum <-> mean": "where the paper",  # "a sum where the paper averages" / "an average where the paper sums"
+    "norm": "a different norm",
 }
 
 
@@ -124,7 +129,7 @@ def main() -> int:
                     if outcome == "equivalent":
                         for kind, mutant in _mutants(node):
                             tried[kind] += 1
-                            expected = MUTATIONS[kind][0]
+                            expected = MUTATIONS[kind]
                             try:
                                 results = [compare(formula, path, anchored=False) for path in read_function(mutant, algebra)]
                             except Unreadable:
@@ -158,8 +163,8 @@ def main() -> int:
         print(f"  {line}")
     print("mutants of equivalent pairs, caught with the right difference named:")
     for kind in MUTATIONS:
-        if tried[kind]:
-            print(f"  {kind:14} {caught[kind]}/{tried[kind]} ({caught[kind] / tried[kind]:.0%})")
+        shown = f"{caught[kind]}/{tried[kind]} ({caught[kind] / tried[kind]:.0%})" if tried[kind] else "–  (no linked pair it applies to)"
+        print(f"  {kind:14} {shown}")
     if tried:
         print(f"  {'all':14} {sum(caught.values())}/{sum(tried.values())} ({sum(caught.values()) / sum(tried.values()):.0%})   target >= 80%")
     if seconds:
@@ -176,15 +181,19 @@ def _regions(text: str) -> list[tuple[int, str]]:
 
 
 def _mutants(node: ast.FunctionDef | ast.AsyncFunctionDef):
-    """(kind, mutated copy) for each mutation that applies to the function's last return."""
-    for kind, (_, wrap) in MUTATIONS.items():
+    """(kind, mutated copy) for each mutation that applies: the sign, a factor, a dropped term and an
+    exponent on the last return's value; two inputs swapped throughout, a sum for a mean (or the
+    reverse) and a norm's order anywhere in what the function computes."""
+    for kind in MUTATIONS:
         mutant = copy.deepcopy(node)
         returns = [n for n in ast.walk(mutant) if isinstance(n, ast.Return) and n.value is not None]
         if not returns:
             return
         last = returns[-1]
-        if wrap is not None:
-            last.value = wrap(last.value)
+        if kind == "sign":
+            last.value = ast.UnaryOp(op=ast.USub(), operand=last.value)
+        elif kind == "factor":
+            last.value = ast.BinOp(left=ast.Constant(0.5), op=ast.Mult(), right=last.value)
         elif kind == "drop a term":
             if not (isinstance(last.value, ast.BinOp) and isinstance(last.value.op, (ast.Add, ast.Sub))):
                 continue
@@ -194,7 +203,84 @@ def _mutants(node: ast.FunctionDef | ast.AsyncFunctionDef):
             if not powers:
                 continue
             powers[0].right = ast.Constant(powers[0].right.value + 1)
+        elif kind == "swap":
+            if (mutant := _swapped(node)) is None:
+                continue
+        elif kind == "sum <-> mean" and not _rename_first_call(mutant, {"sum": "mean", "mean": "sum"}):
+            continue
+        elif kind == "norm" and not _change_norm_order(mutant):
+            continue
         yield kind, ast.fix_missing_locations(mutant)
+
+
+def _inputs(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The function's parameters and the own attributes it reads without assigning, in order."""
+    assigned = {f"self.{n.attr}" for n in ast.walk(function) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
+    called = {id(n.func) for n in ast.walk(function) if isinstance(n, ast.Call)}
+    found = [a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs) if a.arg not in ("self", "cls")]
+    for n in ast.walk(function):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self" and id(n) not in called:
+            key = f"self.{n.attr}"
+            if key not in assigned and key not in found:
+                found.append(key)
+    return found
+
+
+def _renamed(function: ast.FunctionDef | ast.AsyncFunctionDef, first: str, second: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    """A copy with two inputs swapped wherever the body uses them."""
+    copied = copy.deepcopy(function)
+    for statement in copied.body:
+        for n in ast.walk(statement):
+            if isinstance(n, ast.Name) and n.id in (first, second):
+                n.id = second if n.id == first else first
+            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self" and f"self.{n.attr}" in (first, second):
+                n.attr = (second if f"self.{n.attr}" == first else first).removeprefix("self.")
+    return copied
+
+
+def _swapped(function: ast.FunctionDef | ast.AsyncFunctionDef):
+    """Two of the function's inputs swapped throughout, the first pair whose swap changes what it
+    computes (swapping the factors of a product would be no mutant at all); None when none does."""
+    algebra = sympy_algebra()
+    original = [str(p.expression) for p in read_function(function, algebra)]
+    inputs = _inputs(function)
+    for first, second in itertools.combinations(inputs, 2):
+        mutant = _renamed(function, first, second)
+        try:
+            changed = [str(p.expression) for p in read_function(mutant, algebra)]
+        except Unreadable:
+            continue
+        if len(changed) == len(original) and all(a != b for a, b in zip(original, changed)):
+            return mutant
+    return None
+
+
+def _rename_first_call(function: ast.FunctionDef | ast.AsyncFunctionDef, renames: dict[str, str]) -> bool:
+    for n in ast.walk(function):
+        if isinstance(n, ast.Call):
+            target = n.func
+            if isinstance(target, ast.Attribute) and target.attr in renames:
+                target.attr = renames[target.attr]
+                return True
+            if isinstance(target, ast.Name) and target.id in renames:
+                target.id = renames[target.id]
+                return True
+    return False
+
+
+def _change_norm_order(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """An L2 norm made L1 (or the reverse): `norm(x)` / `norm(x, p=2)` ⇄ `norm(x, p=1)`."""
+    for n in ast.walk(function):
+        if isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", None)) in ("norm", "vector_norm"):
+            order = next((k for k in n.keywords if k.arg in ("p", "ord")), None)
+            if order is None:
+                n.keywords.append(ast.keyword(arg="p", value=ast.Constant(1)))
+            elif isinstance(order.value, ast.Constant) and order.value.value in (1, 2):
+                order.value = ast.Constant(3 - order.value.value)
+            else:
+                continue
+            return True
+    return False
 
 
 if __name__ == "__main__":

@@ -143,12 +143,25 @@ LOSS = r"\mathcal{L} = \mathcal{L}_{mix} + \lambda \mathcal{L}_{cons}"
         ("def f(l_mix, l_cons, lam):\n    return l_mix\n", "differs", "a term is left out: the paper's L_cons*lambda"),
         ("def f(l_mix, l_cons, lam, eps):\n    return l_mix + lam * l_cons + eps\n", "undecided", "the code uses eps"),
         ("def f(l_mix, l_cons, lam):\n    return l_mix * lam + l_cons ** 2\n", "undecided", "not named"),
+        ("def f(l_mix, l_cons, lam):\n    return l_cons + lam * l_mix\n", "differs", "two symbols are swapped: the code has l_cons where the paper has l_mix"),
     ],
-    ids=["equivalent", "sign", "factor", "extra-term", "missing-term", "unbound", "unnamed"],
+    ids=["equivalent", "sign", "factor", "extra-term", "missing-term", "unbound", "unnamed", "swapped"],
 )
 def test_a_loss_compared_with_code_names_the_difference_or_stays_undecided(code, outcome, detail):
     [comparison] = _compared(LOSS, code)
     assert comparison.outcome == outcome and detail in comparison.detail, comparison
+
+
+@pytest.mark.parametrize(
+    "latex, code, detail",
+    [
+        (r"\mathcal{L} = \|x - y\|_2 + \lambda r", "def f(x, y, lam, r):\n    return torch.norm(x - y, p=1) + lam * r\n", "the code takes the L1 norm where the paper takes the L2 norm"),
+        (r"\mathcal{L} = \|x - y\|_1 + \lambda r", "def f(x, y, lam, r):\n    return (x - y).norm() + lam * r\n", "the code takes the L2 norm where the paper takes the L1 norm"),
+    ],
+)
+def test_a_different_norm_is_named(latex, code, detail):
+    [comparison] = _compared(latex, code)
+    assert comparison.outcome == "differs" and comparison.detail == f"a different norm: {detail}", comparison
 
 
 def test_dyt_without_its_shift_is_a_term_left_out_and_with_it_equivalent():
@@ -319,7 +332,8 @@ def test_a_binding_the_decisions_file_sets_is_used_where_the_names_say_nothing(t
     [agreement] = formula(DecisionsFile(bindings=[binding]))
     assert agreement.kind == "agreement" and "gamma → g" in agreement.confidence_note and "decisions file" in agreement.confidence_note
     swapped = binding.model_copy(update={"symbols": {"gamma": "b", "beta": "g"}})
-    assert formula(DecisionsFile(bindings=[swapped])) == []  # b·tanh(αx) + g: a difference no rewriting names, so silence
+    [differs] = formula(DecisionsFile(bindings=[swapped]))  # the code's g·tanh(αx) + b against b·tanh(αx) + g
+    assert differs.kind == "divergence" and differs.message.endswith("two symbols are swapped: the code has b where the paper has g, and g where it has b")
     elsewhere = binding.model_copy(update={"file": "other.py"})
     assert formula(DecisionsFile(bindings=[elsewhere])) == []  # limited to another file
 

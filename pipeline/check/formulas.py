@@ -17,6 +17,7 @@ symbol (a bias): a function computing one term of a loss is a helper, not a mist
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import random
 from collections.abc import Mapping
@@ -141,6 +142,11 @@ def _named_difference(code: sympy.Expr, paper: sympy.Expr, points: list[tuple[bo
         return "a sum where the paper averages"
     if paper.has(_SUM) and _difference(code, paper.replace(_SUM, _MEAN), points) == "equal":
         return "an average where the paper sums"
+    if paper.has(_SUM):
+        if paper != (as_l1 := _l2_as_l1(paper)) and _difference(code, as_l1, points) == "equal":
+            return "a different norm: the code takes the L1 norm where the paper takes the L2 norm"
+        if paper != (as_l2 := _l1_as_l2(paper)) and _difference(code, as_l2, points) == "equal":
+            return "a different norm: the code takes the L2 norm where the paper takes the L1 norm"
     # With a reduction on either side, a ratio would hold the three elements it is evaluated over.
     reduces = paper.has(_SUM, _MEAN) or code.has(_SUM, _MEAN)
     # As for equality: the ratio must exist at every positive point; at the others (where a root or a
@@ -152,6 +158,9 @@ def _named_difference(code: sympy.Expr, paper: sympy.Expr, points: list[tuple[bo
         if factor == -1:
             return "the sign is flipped: the code's result is the paper's × -1"
         return f"a constant factor: the code's result is the paper's × {factor}"
+    for first, second in itertools.combinations(sorted(code.free_symbols, key=str), 2):
+        if _difference(code, paper.xreplace({first: second, second: first}), points) == "equal":
+            return f"two symbols are swapped: the code has {first} where the paper has {second}, and {second} where it has {first}"
     if isinstance(code, sympy.Pow) and isinstance(paper, sympy.Pow) and code.base == paper.base:
         return f"the exponent differs: the code's is {_shown(code.exp)}, the paper's {_shown(paper.exp)}"
     paper_terms, code_terms = sympy.Add.make_args(sympy.expand(paper)), sympy.Add.make_args(sympy.expand(code))
@@ -162,6 +171,23 @@ def _named_difference(code: sympy.Expr, paper: sympy.Expr, points: list[tuple[bo
         if _difference(code - term, paper, points) == "equal":
             return f"a term is added: {_shown(term)}, which the paper does not have"
     return None
+
+
+def _l2_as_l1(expression: sympy.Expr) -> sympy.Expr:
+    """Each L2 norm sqrt(Σ e²) of the expression as the L1 norm Σ|e|."""
+    return expression.replace(
+        lambda e: isinstance(e, sympy.Pow) and e.exp == sympy.S.Half and getattr(e.base, "func", None) == _SUM
+        and isinstance(e.base.args[0], sympy.Pow) and e.base.args[0].exp == 2,
+        lambda e: _SUM(sympy.Abs(e.base.args[0].base)),
+    )  # fmt: skip
+
+
+def _l1_as_l2(expression: sympy.Expr) -> sympy.Expr:
+    """Each L1 norm Σ|e| of the expression as the L2 norm sqrt(Σ e²)."""
+    return expression.replace(
+        lambda e: getattr(e, "func", None) == _SUM and isinstance(e.args[0], sympy.Abs),
+        lambda e: sympy.sqrt(_SUM(e.args[0].args[0] ** 2)),
+    )
 
 
 def _ratio(code: sympy.Expr, paper: sympy.Expr, point: dict) -> float | None:
