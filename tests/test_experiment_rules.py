@@ -791,3 +791,39 @@ The objective is $\mathcal{L} = \mathcal{L}_\mathrm{MSE} + \mathcal{L}_\mathrm{L
     held_out = body + "\nWe hold out 10% of the training images for validation.\n"
     files["evaluate.py"] = "evaluate(model, eval_dataset=test_ds)\n"  # an evaluation evaluates on its test data
     assert [(f.code.file, f.setting) for f in _check(tmp_path / "held", held_out, files)] == [("train.py", "validation_data")]
+
+
+def test_a_learnable_parameter_the_paper_never_says_how_to_start_is_a_guess_where_the_code_starts_it(tmp_path):
+    """Declared learnable and never said how to start: the code's start is reported where it is set.
+    A start the paper states, a conventional zero or one, a symbol of the background, and a
+    parameter standing for no declared symbol say nothing."""
+    body = r"""
+\section{Background}
+In LayerNorm, $\boldsymbol{g}$ is a learnable gain.
+\section{Method}
+Each head mixes $y = \exp(\mathbf{u_{q}} \cdot \mathbf{u_{k}}) + \alpha x$, where $\mathbf{u_{q}}, \mathbf{u_{k}} \in \mathbb{R}^d$ are learnable vectors.
+The scale $\alpha$ is a learnable scalar, and we initialize $\alpha$ to 0.5. The shift $\rho$ is a learnable parameter too.
+"""
+    code = """
+        import torch
+        from torch import nn
+
+
+        class Mixer(nn.Module):
+            def __init__(self, d, rho_init=3.0):
+                super().__init__()
+                self.u_q = nn.Parameter(torch.zeros(d).normal_(mean=0, std=0.1))
+                self.u_k = nn.Parameter(torch.zeros(d))
+                self.alpha = nn.Parameter(torch.ones(1) * 0.5)
+                self.rho_raw = nn.Parameter(torch.tensor([rho_init]))
+                self.g = nn.Parameter(torch.randn(d))
+                self.other = nn.Parameter(torch.randn(d))
+                nn.init.trunc_normal_(self.u_k, std=0.02)
+    """
+    findings = [f for f in _check(tmp_path, body, {"mixer.py": code}) if f.setting and f.setting.startswith("initial ")]
+    assert [(f.code.line, f.message) for f in findings] == [
+        (8, "u_q starts at random (torch.zeros(d).normal_(mean=0, std=0.1)): the paper declares u_q learnable but never says how it is initialised"),
+        (11, "rho_raw starts from a fixed value (torch.tensor([rho_init])): the paper declares ρ learnable but never says how it is initialised"),
+        (14, "u_k starts at random (nn.init.trunc_normal_(self.u_k, std=0.02)): the paper declares u_k learnable but never says how it is initialised"),
+    ]
+    assert all(f.kind == "guess" and f.severity == "info" and "learnable" in f.paper[0].quote for f in findings)

@@ -44,6 +44,7 @@ from ..extract.sentences import sentences_of
 from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_statuses, training_evidence, used_components
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
+from .initial_values import initial_value_findings, learnable_symbols
 from .loss_terms import chosen_distance, distance_terms, unweighted_terms, weighted_term
 from .scope import file_words, fits, fold, for_a_baseline, paragraph_scope, table_scope, holds_no_run, named_in, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
 from .units import code_measure, comparable, paper_measure
@@ -105,6 +106,8 @@ class PaperFacts:
     used_evidence: dict[str, Evidence] = field(default_factory=dict)
     names: frozenset[str] = frozenset()  # folded names of models and datasets the prose uses (scope.py)
     delegated_words: frozenset[str] = frozenset()  # what sentences handing settings to another recipe speak of
+    # Symbols declared learnable whose start no sentence states → (their LaTeX, the declaring sentence).
+    learnable: dict[str, tuple[str, Evidence]] = field(default_factory=dict)
     folded_prose: str = ""
 
 
@@ -200,6 +203,7 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
     side.distances = distance_terms(spec)
     side.held_out = _held_out_validation(spec, framing)
     side.library_defaults = next((evidence for evidence, _ in delegating if _LIBRARY_DEFAULTS_RE.search(evidence.quote)), None)
+    side.learnable = learnable_symbols(spec)
     return side
 
 
@@ -1123,6 +1127,7 @@ def check_open_file(
     sites = [c for f in index.files if f.file != file.file for c in f.components] + file.components
     workspace_wide = [f for f in _check_components(sites, facts, context, _values_by_line([file])) if f.code is not None and f.code.file == file.file]
     workspace_wide += equation_findings(root, spec, CodeIndex(root=str(root), files=[file]), {file.file: source}, facts.decisions.bindings, undecided)
+    workspace_wide += initial_value_findings(root, CodeIndex(root=str(root), files=[file]), {file.file: source}, facts.learnable)
     return check_file(root, facts, file, context, source) + [recorded(f, facts.decisions) for f in workspace_wide]
 
 
@@ -1144,6 +1149,7 @@ def check(
     workspace_wide = (
         _check_components([c for f in index.files for c in f.components], facts, context, _values_by_line(index.files))
         + equation_findings(root, spec, index, sources, decisions.bindings, undecided)
+        + initial_value_findings(root, index, sources, facts.learnable)
         + unimplemented(spec, index)
     )
     findings += [recorded(f, decisions) for f in workspace_wide]

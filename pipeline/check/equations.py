@@ -65,7 +65,7 @@ def _reductions(node: ast.AST) -> tuple[list[ast.Call], list[ast.Call], bool]:
     return means, sums, divides
 
 
-def _definition(definitions: ModuleDefinitions, function: FunctionSite) -> ast.AST | None:
+def definition_node(definitions: ModuleDefinitions, function: FunctionSite) -> ast.AST | None:
     return definitions.at(function.location.line)
 
 
@@ -465,7 +465,7 @@ def _inferred_findings(
     for file in index.files:
         if not file.file.endswith(".py") or not any(f.kind == "function" for f in file.functions):
             continue  # what the index could not read has no functions
-        read = _read_definitions(root, file.file, sources)
+        read = read_definitions(root, file.file, sources)
         if read is None or not any(word in read[0] for word in words):
             continue
         lines, tree = source_lines(read[0]), read[1]
@@ -479,14 +479,14 @@ def _inferred_findings(
                 given = _given(bindings, function, equation)
                 if not isinstance(sketches, str) and any(_may_compute(path.expression, sketch, given) for path in sketches):
                     header = lines[function.location.line] if function.location.line < len(lines) else ""
-                    node = _definition(tree, function)
+                    node = definition_node(tree, function)
                     decided = _formula_findings(function, equation, node, "what it computes (no anchor)", anchored=False, header=header, given=given)
                     findings += [] if isinstance(decided, str) else decided  # no anchor: an undecided link says nothing
     return findings
 
 
 def _sketches(tree: ModuleDefinitions, function: FunctionSite) -> list[Computed] | str:
-    node = _definition(tree, function)
+    node = definition_node(tree, function)
     return _computed(node, sketch=True) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
 
 
@@ -510,7 +510,7 @@ def _definition_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources:
         functions = [f for f in file.functions if f.kind == "function" and f.location.end_line is not None]
         if not file.file.endswith(".py") or not functions:
             continue
-        read = _read_definitions(root, file.file, sources)
+        read = read_definitions(root, file.file, sources)
         if read is None:
             continue
         text, tree = read
@@ -532,7 +532,7 @@ def _definition_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources:
 
 
 def _function_definitions(file: str, tree: ModuleDefinitions, function: FunctionSite, definitions: list) -> list[Finding]:
-    node = _definition(tree, function)
+    node = definition_node(tree, function)
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
     parameters = parameters_of(node)
@@ -635,7 +635,7 @@ def read_text(root: Path, path: str, sources: Mapping[str, str]) -> str | None:
     return text
 
 
-def _read_definitions(root: Path, path: str, sources: Mapping[str, str]) -> tuple[str, ModuleDefinitions] | None:
+def read_definitions(root: Path, path: str, sources: Mapping[str, str]) -> tuple[str, ModuleDefinitions] | None:
     """A workspace file's text and its definitions; None when it cannot be read or parsed (the index
     reports why)."""
     text = read_text(root, path, sources)
@@ -686,13 +686,13 @@ def equation_findings(
         anchored = [(a, function, equation) for a, function, equation in anchored if equation is not None and equation.latex]
         if not anchored:
             continue
-        read = _read_definitions(root, file.file, sources or {})
+        read = read_definitions(root, file.file, sources or {})
         if read is None:
             continue  # the index already reports what it could not read
         text, tree = read
         lines = source_lines(text)  # as the index counts lines (not str.splitlines: \f, \v)
         for anchor, function, equation in anchored:
-            node = _definition(tree, function)
+            node = definition_node(tree, function)
             if node is not None:
                 found, reason, to_complete = _compared(function, equation, node, anchor.location.line, lines, _given(bindings, function, equation))
                 findings += found

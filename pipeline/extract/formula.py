@@ -369,6 +369,7 @@ class _Parser:
         tokens = self._script_tokens()
         letters = [t for t in tokens if t not in _FONTS and t not in _NAMES and t not in ("{", "}")]
         base, _, subscript = (letters[: letters.index("_")], "_", letters[letters.index("_") + 1 :]) if "_" in letters else (letters, "", [])
+        subscript = [t for t in subscript if t != "_"]  # `\lambda_{q_1}`: one subscript, q1, as code spells it
         parts = [t.lstrip("\\") for t in (*base, *subscript)]
         if not base or not all(p.isalnum() and (not t.startswith("\\") or p in _GREEK) for p, t in zip(parts, (*base, *subscript))):
             raise Unreadable("a name that is not one symbol")

@@ -1,0 +1,197 @@
+"""The initial value of a parameter the paper declares learnable and never says how to start.
+
+"$\\lambda_{q_1}, \\dots \\in \\mathbb{R}^d$ are learnable vectors" with no word on how they start:
+the code's `self.lambda_q1 = nn.Parameter(torch.zeros(d).normal_(mean=0, std=0.1))` decides what the
+paper left open, as a hyperparameter the paper never states does. A paper that says how a parameter
+starts ("we initialize $\\gamma$ to an all-one vector", "$\\alpha$ is initialized to 0.5") states
+it: its parameters are not reported here (their values are compared as any stated value).
+
+The paper side is prepared once per paper (`learnable_symbols`); the code side reads, in each
+function holding `nn.Parameter(` or `init.<name>_(self.`, the assignments `self.<name> =
+nn.Parameter(...)` and the in-place initialisers `nn.init.normal_(self.<name>, ...)` whose name
+stands for one of those symbols (`lambda_q1` for λ_{q_1}; `rho_raw`, a raw value the code maps to ρ,
+for ρ_i).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from ...schemas import CodeIndex, CodeLocation, Evidence, Finding, Fix, PaperSpec
+from ..algebra import SKETCH
+from ..extract.formula import Unreadable, read_formula
+from ..extract.parts import framing_sections
+from ..extract.sentences import sentences_of
+from ..ingest.positions import span_location
+from ..text import readable, shorten
+from .binding import bind
+from .equations import definition_node, read_definitions
+
+_LEARNABLE_RE = re.compile(r"\b(?:learnable|trainable)\b", re.I)
+# A symbol the sentence declares learnable: "$\alpha$ is a learnable scalar", "with $\rho_i$ being a
+# learnable parameter", "$A, B \in \mathbb{R}^d$ are learnable"; or "the learnable scale $\alpha$".
+_DECLARED_AFTER_RE = re.compile(r"^\s*,?\s*(?:is|are|being|be)\s+(?:\w+\s+){0,3}?(?:learnable|trainable)(?:\s+[A-Za-z-]+)?\b", re.I)
+_DECLARED_BEFORE_RE = re.compile(r"\b(?:learnable|trainable)(?:\s+[A-Za-z-]+){0,2}\s*$", re.I)
+# What follows a symbol in its own math span: its domain or value (`\in \mathbb{R}^d`, `= 0.5`), not symbols declared.
+_DOMAIN_RE = re.compile(r"\\in\b|=|\\subset|>|<|\\geq|\\leq")
+# Conventional starts (a bias at zero, a scale at one) decide nothing the paper left open.
+_CONVENTIONAL_CALLS = frozenset({"zeros", "ones", "zeros_", "ones_", "zeros_like", "ones_like"})
+_INITIALISED_RE = re.compile(r"\binitiali[sz]\w*|\binit\b", re.I)
+_INLINE_MATH_RE = re.compile(r"\$([^$]{1,300})\$")
+# A few words between a symbol and "initialized" still say how it starts ("α is initialized to").
+_SAID_BEFORE_RE = re.compile(r"^\s*(?:\S+\s+){0,3}initiali[sz]", re.I)
+# Words code adds to a parameter's name for the raw value it maps to the symbol (`rho_raw` → ρ).
+_RAW_SUFFIXES = ("raw", "param", "parameter", "logit", "unconstrained")
+_RANDOM_CALLS = frozenset({"normal_", "normal", "randn", "rand", "uniform_", "uniform", "trunc_normal_", "truncated_normal", "randn_like", "rand_like"})
+_PREFILTER_RE = re.compile(r"Parameter\(|init\.\w+_\(\s*self\.")
+
+
+def learnable_symbols(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
+    """The symbols the method declares learnable and no sentence says how to start: each by the name
+    the formula reader gives it → (its LaTeX, the words declaring it learnable)."""
+    framing = framing_sections(spec)
+    learnable: dict[str, tuple[str, Evidence]] = {}
+    started: set[str] = set()
+    for paragraph in spec.paragraphs:
+        if "$" not in paragraph.text:
+            continue
+        for sentence in sentences_of(paragraph):
+            text = sentence.text
+            declares = paragraph.section_id not in framing and _LEARNABLE_RE.search(text)
+            initialised = _INITIALISED_RE.search(text)
+            if not (declares or initialised):
+                continue
+            for math in _INLINE_MATH_RE.finditer(text):
+                named = _symbols_named(math[1])
+                if initialised and (math.start() > initialised.start() or _SAID_BEFORE_RE.match(text[math.end() :])):
+                    started |= {name for _, name in named}
+                after = declares and _DECLARED_AFTER_RE.match(text[math.end() :])
+                before = declares and not after and _DECLARED_BEFORE_RE.search(text[: math.start()])
+                if named and (after or before):
+                    # The quote: the symbol and the words declaring it ("$\rho_i$ being a learnable parameter").
+                    start, end = (math.start(), math.end() + after.end()) if after else (before.start(), math.end())
+                    said = Evidence(quote=" ".join(text[start:end].split()), location=span_location(paragraph, sentence.start + start, sentence.start + end))
+                    for latex, name in named:
+                        learnable.setdefault(name, (latex, said))
+    return {name: said for name, said in learnable.items() if name not in started}
+
+
+def _symbols_named(math: str) -> list[tuple[str, str]]:
+    r"""The symbols a math span names before its domain or value: `\mathbf{u}, \mathbf{v} \in
+    \mathbb{R}^d` → u, v; `\alpha = 0.5` → alpha; a formula of several names (`y = x + b`) → y."""
+    head = _DOMAIN_RE.split(math, maxsplit=1)[0]
+    pieces, depth, start = [], 0, 0
+    for position, character in enumerate(head):
+        depth += 1 if character == "{" else -1 if character == "}" else 0
+        if character == "," and depth == 0:
+            pieces.append(head[start:position])
+            start = position + 1
+    pieces.append(head[start:])
+    return [(piece.strip(), name) for piece in pieces if piece.strip() and (name := _name_of(piece.strip()))]
+
+
+@functools.lru_cache(maxsize=1024)
+def _name_of(latex: str) -> str | None:
+    r"""The one name the formula reader gives a symbol's LaTeX (`\mathbf{\lambda_{q_1}}` → lambda_q1)."""
+    try:
+        expression = read_formula(f"y = {latex}", SKETCH).expression
+    except Unreadable:
+        return None
+    return next(iter(expression.names)) if len(expression.names) == 1 and not expression.operations else None
+
+
+def initial_value_findings(root: Path, index: CodeIndex, sources: Mapping[str, str], learnable: Mapping[str, tuple[str, Evidence]]) -> list[Finding]:
+    """Each initialisation of a parameter whose name stands for a learnable symbol the paper never says how to start."""
+    if not learnable:
+        return []
+    findings: list[Finding] = []
+    for file in index.files:
+        if not file.file.endswith(".py") or not file.functions:
+            continue
+        read = read_definitions(root, file.file, sources)
+        if read is None or not _PREFILTER_RE.search(read[0]):
+            continue
+        tree = read[1]
+        for function in file.functions:
+            node = definition_node(tree, function) if function.kind == "function" else None
+            if node is None:
+                continue
+            for statement in ast.walk(node):
+                found = _initialised(statement)
+                if found is None:
+                    continue
+                attribute, how, value = found
+                symbol = _symbol_of(attribute, learnable)
+                if symbol is not None:
+                    findings.append(_finding(file.file, statement, attribute, how, value, *learnable[symbol]))
+    return list({f.id: f for f in findings}.values())
+
+
+def _initialised(statement: ast.AST) -> tuple[str, str, ast.expr] | None:
+    """(the attribute, how it starts, the value) of `self.x = nn.Parameter(value)` or
+    `nn.init.normal_(self.x, ...)`."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.Call):
+        target, call = statement.targets[0], statement.value
+        if _own_attribute(target) and _called(call) == "Parameter" and call.args:
+            value = call.args[0]
+            if _random(value):
+                return target.attr, "at random", value
+            if not (isinstance(value, ast.Call) and _called(value) in _CONVENTIONAL_CALLS):
+                return target.attr, "from a fixed value", value
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        call = statement.value
+        name = _called(call)
+        if name and name.endswith("_") and name not in _CONVENTIONAL_CALLS and call.args and _own_attribute(call.args[0]) and isinstance(call.func, ast.Attribute):
+            owner = ast.unparse(call.func.value)
+            if owner.endswith("init"):
+                return call.args[0].attr, "at random" if name in _RANDOM_CALLS else "from a fixed value", call
+    return None
+
+
+def _symbol_of(attribute: str, learnable: Mapping[str, tuple[str, Evidence]]) -> str | None:
+    """The learnable symbol a parameter's name stands for, without a raw value's suffix."""
+    words = attribute.split("_")
+    spelled = "_".join(words[:-1]) if len(words) > 1 and words[-1].lower() in _RAW_SUFFIXES else attribute
+    for symbol in learnable:
+        binding = bind({symbol}, {spelled})
+        if not isinstance(binding, str) and (len(symbol) > 1 or spelled == symbol):
+            return symbol
+    return None
+
+
+def _finding(file: str, statement: ast.AST, attribute: str, how: str, value: ast.expr, latex: str, evidence: Evidence) -> Finding:
+    line = statement.lineno - 1
+    written, symbol = shorten(ast.unparse(value), 80), readable(latex)
+    return Finding(
+        id=f"guess:initial-value:{attribute}:{file}:{line + 1}",
+        kind="guess",
+        severity="info",
+        confidence=0.5,
+        confidence_note=f"{attribute} stands for {symbol}, which the paper declares learnable; no sentence of it says how it starts",
+        message=f"{attribute} starts {how} ({written}): the paper declares {symbol} learnable but never says how it is initialised",
+        setting=f"initial {attribute}",
+        code=CodeLocation(file=file, line=line, column=statement.col_offset, end_line=line, end_column=None),
+        code_value=written,
+        paper=[evidence],
+        fixes=[
+            Fix(kind="record-assumption", title=f"Record how {attribute} starts as an explicit assumption"),
+            Fix(kind="ask-authors", title=f"Ask the authors how they initialise {symbol}"),
+        ],
+    )
+
+
+def _own_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _called(call: ast.Call) -> str | None:
+    function = call.func
+    return function.attr if isinstance(function, ast.Attribute) else function.id if isinstance(function, ast.Name) else None
+
+
+def _random(value: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and _called(n) in _RANDOM_CALLS for n in ast.walk(value))
