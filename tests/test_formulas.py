@@ -43,6 +43,8 @@ def _compared(latex: str, code: str, anchored: bool = True):
         # A font or a name without braces around it subscripts with its argument; a bracketed superscript tags.
         (r"\mathcal{L}_\mathrm{REG} = \mathcal{L}_\mathrm{KL} + \mathcal{L}_\text{MSE}", "L_KL + L_MSE"),
         (r"x^{(k+1)} = x^{(k)} - \eta g", "-eta*g + x_k"),
+        # A symbol whose subscript has one of its own is one name, as code spells it.
+        (r"y = \mathbf{\lambda_{q_1}} + \boldsymbol{\gamma} \cdot 2", "2*gamma + lambda_q1"),
         # Norms and inner products are the sums they are (over an index the comparison does not track).
         (r"\mathcal{L} = \|x - y\|_2^2 + \lambda \lVert w \rVert_1", "lambda*reduce_sum(Abs(w)) + reduce_sum((x - y)**2)"),
         (r"s = \langle q, k \rangle / \left\| q \right\|", "reduce_sum(k*q)/sqrt(reduce_sum(q**2))"),
@@ -59,6 +61,8 @@ def test_equations_are_read_with_ml_notation(latex, expected):
         (r"y = \mathrm{LN}(x)", "the operator LN"),
         (r"y = " + "(" * (MAX_FORMULA_DEPTH + 5) + "x" + ")" * (MAX_FORMULA_DEPTH + 5), "nested more than"),
         (r"a = b, \quad c = d = e", "several equations"),
+        # Two bold vectors dotted are an inner product, not the element-wise product `\cdot` reads as.
+        (r"\lambda = \exp(\mathbf{\lambda_{q_1}} \cdot \mathbf{\lambda_{k_1}}) + \lambda_{\text{init}}", "an inner product of two vectors"),
     ],
 )
 def test_what_the_reader_does_not_know_is_unreadable_with_the_reason(latex, reason):

@@ -5,10 +5,10 @@ Off-the-shelf LaTeX parsers read few real equations and apply school conventions
 constant, case folded: ../shared/recipes/latex-to-sympy.md). This reader is small and explicit:
 symbols keep their case, Greek names, decorations and subscripts (`\\hat{x}_t` → `x_hat_t`); fonts
 (`\\mathbf`, `\\boldsymbol`) are dropped; juxtaposition multiplies; `\\frac`, powers, roots,
-`\\cdot`/`\\times`/`\\odot` (element-wise: a product here), `\\tanh`/`\\exp`/`\\log`/`\\sigma(·)`
+`\\cdot`/`\\times`/`\\odot` (element-wise: a product here; two bold vectors dotted are refused), `\\tanh`/`\\exp`/`\\log`/`\\sigma(·)`
 (the sigmoid, as ML papers write it)/`\\max(0, ·)`/`\\min`/absolute values; sums over an index
 (`\\sum_i x_i` sums x), means (`\\frac{1}{N}\\sum_{i=1}^{N}`, `\\mathbb{E}[·]`). What it cannot read
-(norms, matrices and their products, operator names it does not know, several equations in one)
+(matrices and their products, an inner product `\\mathbf{u} \\cdot \\mathbf{v}`, operator names it does not know, several equations in one)
 raises Unreadable: a comparison on half an equation would be wrong, so it is not made. Nesting and
 length are bounded by explicit counts (MAX_FORMULA_DEPTH, MAX_FORMULA_CHARS), never by Python's
 recursion limit."""
@@ -41,6 +41,7 @@ _GREEK = {
 }  # fmt: skip
 _FUNCTIONS = {"\\tanh": "tanh", "\\exp": "exp", "\\log": "log", "\\ln": "log", "\\sin": "sin", "\\cos": "cos"}
 _PRODUCTS = {"\\cdot", "\\times", "\\odot", "*"}
+_BOLD = {"\\mathbf", "\\boldsymbol", "\\bm", "\\pmb", "\\vec"}
 # A norm's bars: `\\|x\\|`, `\\lVert x \\rVert`, `\\Vert x \\Vert` (`||x||`: two bars, read where it opens).
 _NORM_OPENS = {"\\|": "\\|", "\\Vert": "\\Vert", "\\lVert": "\\rVert"}
 _CLOSERS = {"+", "-", ")", "]", "}", ",", "|", "\\|", "\\Vert", "\\rVert", "\\rangle"}
@@ -114,6 +115,7 @@ class _Parser:
         self.open_norms = 0  # norms being read: a `\\|` then closes one rather than opening another
         self.position = 0
         self.depth = 0
+        self.vector = False  # whether the last symbol read is a vector (bold and lowercase: `\\mathbf{u}`)
 
     # -- tokens
     def peek(self) -> str | None:
@@ -149,7 +151,11 @@ class _Parser:
         while (token := self.peek()) is not None and (token not in _CLOSERS or token in _NORM_OPENS and not self.open_norms):
             if token in _PRODUCTS:
                 self.take()
-                product = product * self.power()
+                left_is_vector = self.vector
+                factor = self.power()
+                if token == "\\cdot" and left_is_vector and self.vector:
+                    raise Unreadable("an inner product of two vectors")  # not the element-wise product it reads as
+                product = product * factor
             elif token == "/":
                 self.take()
                 product = product / self.power()
@@ -183,6 +189,7 @@ class _Parser:
     def atom(self) -> Any:
         self.deeper()
         token = self.take()
+        self.vector = False
         result = self._atom(token)
         self.depth -= 1
         return result
@@ -246,7 +253,10 @@ class _Parser:
             self.take(")")
             return self.algebra.apply(token[1:], first, second)
         if token in _FONTS:
-            return self._symbol(self._name_in_group(), "")
+            name = self._name_in_group()
+            symbol = self._symbol(name, "")
+            self.vector = token in _BOLD and (name[0].islower() or name.partition("_")[0] in _GREEK)
+            return symbol
         if token in _NAMES:
             name = self._name_in_group()
             if self.peek() == "(":
