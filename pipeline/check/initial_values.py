@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ...schemas import CodeIndex, CodeLocation, Evidence, Finding, Fix, PaperSpec
 from ..algebra import SKETCH
+from ..code.sites import source_lines
 from ..extract.formula import Unreadable, read_formula
 from ..extract.parts import framing_sections
 from ..extract.sentences import sentences_of
@@ -105,22 +106,29 @@ def _name_of(latex: str) -> str | None:
 
 
 def initial_value_findings(root: Path, index: CodeIndex, sources: Mapping[str, str], learnable: Mapping[str, tuple[str, Evidence]]) -> list[Finding]:
-    """Each initialisation of a parameter whose name stands for a learnable symbol the paper never says how to start."""
+    """Each initialisation of a parameter whose name stands for a learnable symbol the paper never
+    says how to start. Only the functions holding a line that may initialise one are read (the
+    editor asks after every edit)."""
     if not learnable:
         return []
     findings: list[Finding] = []
     for file in index.files:
-        if not file.file.endswith(".py") or not file.functions:
+        functions = [f for f in file.functions if f.kind == "function" and f.location.end_line is not None]
+        if not file.file.endswith(".py") or not functions:
             continue
         read = read_definitions(root, file.file, sources)
         if read is None or not _PREFILTER_RE.search(read[0]):
             continue
-        tree = read[1]
-        for function in file.functions:
-            node = definition_node(tree, function) if function.kind == "function" else None
-            if node is None:
-                continue
-            for statement in ast.walk(node):
+        text, tree = read
+        lines = [n for n, line in enumerate(source_lines(text)) if _PREFILTER_RE.search(line)]
+        holders = {
+            holder.location.line: holder
+            for n in lines
+            if (holder := min((f for f in functions if f.location.line < n <= f.location.end_line), key=lambda f: f.location.end_line - f.location.line, default=None))
+        }  # fmt: skip
+        for _, function in sorted(holders.items()):
+            node = definition_node(tree, function)
+            for statement in ast.walk(node) if node is not None else ():
                 found = _initialised(statement)
                 if found is None:
                     continue
