@@ -168,6 +168,22 @@ def test_a_different_norm_is_named(latex, code, detail):
     assert comparison.outcome == "differs" and comparison.detail == f"a different norm: {detail}", comparison
 
 
+@pytest.mark.parametrize(
+    "latex, code, outcome",
+    [
+        # A softmax on both sides, over an axis neither tracks; its temperature left out is a difference.
+        (r"p = \mathrm{softmax}(s / \tau)", "def f(s, tau):\n    return torch.softmax(s / tau, dim=-1)\n", "equivalent"),
+        (r"p = \operatorname{softmax}(s / \tau)", "def f(s, tau):\n    return (s * tau).softmax(-1)\n", "undecided"),
+        # Reductions run over elements that differ: the sum of products is not the product of a sum.
+        (r"\mathcal{L} = \sum_i x_i y_i", "def f(x, y):\n    return (x * y).sum()\n", "equivalent"),
+        (r"\mathcal{L} = \sum_i x_i y_i", "def f(x, y):\n    return x.sum() * y\n", "undecided"),
+    ],
+)
+def test_reductions_and_softmax_are_evaluated_over_elements_that_differ(latex, code, outcome):
+    [comparison] = _compared(latex, code)
+    assert comparison.outcome == outcome, comparison
+
+
 def test_dyt_without_its_shift_is_a_term_left_out_and_with_it_equivalent():
     """DyT's paper: γ * tanh(αx) + β; its LLaMA code returns weight * tanh(alpha * x)."""
     latex = r"\mathrm{DyT}(\boldsymbol{x}) = \boldsymbol{\gamma} * \tanh(\alpha \boldsymbol{x}) + \boldsymbol{\beta}"

@@ -618,9 +618,9 @@ def _read_definitions_of(spec: PaperSpec) -> list[tuple[str, Any, Evidence, tupl
 
 # Words in code that may spell each operation of a sketch (a sigmoid is an exp, a ReLU a max).
 _CODE_WORDS = {
-    "tanh": ("tanh",), "exp": ("exp", "sigmoid", "softplus"), "log": ("log",), "sin": ("sin",), "cos": ("cos",),
+    "tanh": ("tanh",), "exp": ("exp", "sigmoid", "softplus", "softmax"), "log": ("log",), "sin": ("sin",), "cos": ("cos",),
     "abs": ("abs", "l1_loss"), "max": ("max", "relu", "clamp", "clip"), "min": ("min", "clamp", "clip"),
-    "reduce": ("sum", "mean", "mse_loss", "l1_loss"),
+    "reduce": ("sum", "mean", "mse_loss", "l1_loss", "softmax"),
 }  # fmt: skip
 
 

@@ -5,12 +5,15 @@ Both sides are SymPy expressions (read with pipeline/algebra.py's `sympy_algebra
 symbols are bound to the code's names by binding.py. Every symbol on both sides must be bound, one
 to one, or the pair is undecided: a comparison with a free symbol proves nothing.
 
-Bound, the two are compared numerically at random points: positive ones, where both must be
-defined (logs, roots), and points of either sign where both are (a dropped ReLU or |·| shows only
-there); when they agree, shown equal symbolically where expanding does it. When they disagree, the
+Bound, the two are compared numerically at random points, each symbol a short vector of different
+values (a sum runs over them, so Σx·y is not (Σx)·y and a softmax is not uniform): positive points,
+where both must be defined (logs, roots) unless neither is, and points of either sign where both are
+(a dropped ReLU or |·| shows only there); when they agree, shown equal symbolically where expanding
+does it. When they disagree, the
 difference is named by rewriting one side until they agree: a sum for a mean or the reverse, a
-constant factor (a sign is the factor -1), a different exponent of the same base, a term of the
-paper the code leaves out, a term the code adds. A difference that none of these names stays
+constant factor (a sign is the factor -1), two symbols swapped, an L1 norm for an L2 one or the
+reverse, a different exponent of the same base, a term of the paper the code leaves out, a term the
+code adds. A difference that none of these names stays
 undecided: precision first. Without an anchor, a term left out is named only when it is one
 symbol (a bias): a function computing one term of a loss is a helper, not a mistake."""
 
@@ -18,12 +21,12 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 import sympy
 
 from ..code.formula import Computed
@@ -31,12 +34,17 @@ from ..extract.formula import Formula
 from .binding import bind
 
 POINTS = 6
+ELEMENTS = 3  # each symbol is a vector of this many different values at a point
 MAX_NODES = 400  # larger expressions are left undecided: comparing them costs too much
 _RELATIVE = 1e-7
-# A reduction over an index the comparison does not track, evaluated as over three equal elements:
-# a sum and a mean of the same terms then differ (by 3), as they do.
+# A reduction over an index the comparison does not track runs over the vectors' elements (a value
+# that does not vary is each element's): a sum and a mean differ by 3, Σx·y is not (Σx)·y, and a
+# softmax of different values is not uniform.
 _SUM, _MEAN = sympy.Function("reduce_sum"), sympy.Function("reduce_mean")
-_REDUCTIONS = {"reduce_sum": lambda value: 3 * value, "reduce_mean": lambda value: value}
+_REDUCTIONS = {
+    "reduce_sum": lambda value: np.sum(np.broadcast_to(value, (ELEMENTS,))),
+    "reduce_mean": lambda value: np.mean(np.broadcast_to(value, (ELEMENTS,))),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,45 +104,60 @@ def _compare_bound(paper: sympy.Expr, code: sympy.Expr, binding: dict[str, str])
     return Comparison("differs", named, binding)
 
 
-def _points(symbols: list[sympy.Symbol]) -> list[tuple[bool, dict[sympy.Symbol, float]]]:
-    """(must both sides be defined there, the point): positive points, then points of either sign."""
+def _points(symbols: list[sympy.Symbol]) -> list[tuple[bool, dict[sympy.Symbol, np.ndarray]]]:
+    """(must both sides be defined there, the point): positive points, then points of either sign;
+    each symbol a vector of ELEMENTS values."""
     chooser = random.Random(16)  # the same points every run: a finding does not come and go
-    positive = [(True, {s: chooser.uniform(0.2, 1.8) for s in symbols}) for _ in range(POINTS)]
-    either = [(False, {s: chooser.choice((-1, 1)) * chooser.uniform(0.2, 1.8) for s in symbols}) for _ in range(POINTS)]
+
+    def vector(signed: bool) -> np.ndarray:
+        return np.array([(chooser.choice((-1, 1)) if signed else 1) * chooser.uniform(0.2, 1.8) for _ in range(ELEMENTS)])
+
+    positive = [(True, {s: vector(False) for s in symbols}) for _ in range(POINTS)]
+    either = [(False, {s: vector(True) for s in symbols}) for _ in range(POINTS)]
     return positive + either
 
 
-def _value(expression: sympy.Expr, point: dict[sympy.Symbol, float]) -> float | None:
+def _value(expression: sympy.Expr, point: dict[sympy.Symbol, np.ndarray]) -> np.ndarray | None:
+    """The expression's value at a point, element by element; None where it is not a real number."""
     try:
-        value = complex(_compiled(expression, tuple(point))(*point.values()))
+        with np.errstate(all="ignore"):
+            value = np.asarray(_compiled(expression, tuple(point))(*point.values()))
     except (TypeError, ValueError, ZeroDivisionError, OverflowError, NameError):
         return None
-    if abs(value.imag) > 1e-12 or not math.isfinite(value.real):
+    if value.dtype.kind not in "fiubc" or value.size not in (1, ELEMENTS):
         return None
-    return value.real
+    if value.dtype.kind == "c":
+        if np.any(np.abs(value.imag) > 1e-12):
+            return None
+        value = value.real
+    value = np.broadcast_to(value.astype(float), (ELEMENTS,))
+    return value if np.all(np.isfinite(value)) else None
 
 
 @functools.lru_cache(maxsize=256)
 def _compiled(expression: sympy.Expr, symbols: tuple[sympy.Symbol, ...]):
-    """The expression as a Python function of plain floats (SymPy's evalf is a thousand times slower)."""
-    return sympy.lambdify(symbols, expression, modules=[_REDUCTIONS, "math"])
+    """The expression as a function of NumPy vectors (SymPy's evalf is a thousand times slower)."""
+    return sympy.lambdify(symbols, expression, modules=[_REDUCTIONS, "numpy"])
 
 
-def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= _RELATIVE * max(1.0, abs(a), abs(b))
+def _close(a: np.ndarray, b: np.ndarray) -> bool:
+    return bool(np.all(np.abs(a - b) <= _RELATIVE * np.maximum(1.0, np.maximum(np.abs(a), np.abs(b)))))
 
 
 def _difference(code: sympy.Expr, paper: sympy.Expr, points: list[tuple[bool, dict]]) -> str | None:
-    """"equal", "different", or None when a side cannot be evaluated where it must be."""
+    """"equal", "different", or None when one side cannot be evaluated where it must be (at a
+    positive point where the other can), or when too few points could be compared."""
+    compared = 0
     for required, point in points:
         left, right = _value(code, point), _value(paper, point)
         if left is None or right is None:
-            if required:
+            if required and (left is None) != (right is None):
                 return None
             continue
         if not _close(left, right):
             return "different"
-    return "equal"
+        compared += 1
+    return "equal" if compared >= POINTS // 2 else None
 
 
 def _named_difference(code: sympy.Expr, paper: sympy.Expr, points: list[tuple[bool, dict]]) -> str | None:
@@ -153,8 +176,8 @@ def _named_difference(code: sympy.Expr, paper: sympy.Expr, points: list[tuple[bo
     # fractional power of a negative number is not real) only where both sides are defined.
     ratios = [(required, _ratio(code, paper, point)) for required, point in points]
     defined = [r for _, r in ratios if r is not None]
-    if not reduces and all(r is not None for required, r in ratios if required) and all(_close(r, defined[0]) for r in defined):
-        factor = sympy.nsimplify(defined[0], rational=True, tolerance=1e-9)
+    if not reduces and len(defined) >= POINTS // 2 and all(_close(r, np.full(ELEMENTS, defined[0][0])) for r in defined):
+        factor = sympy.nsimplify(float(defined[0][0]), rational=True, tolerance=1e-9)
         if factor == -1:
             return "the sign is flipped: the code's result is the paper's × -1"
         return f"a constant factor: the code's result is the paper's × {factor}"
@@ -190,9 +213,9 @@ def _l1_as_l2(expression: sympy.Expr) -> sympy.Expr:
     )
 
 
-def _ratio(code: sympy.Expr, paper: sympy.Expr, point: dict) -> float | None:
+def _ratio(code: sympy.Expr, paper: sympy.Expr, point: dict) -> np.ndarray | None:
     left, right = _value(code, point), _value(paper, point)
-    if left is None or right is None or abs(right) < 1e-12:
+    if left is None or right is None or np.any(np.abs(right) < 1e-12):
         return None
     return left / right
 

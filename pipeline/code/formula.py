@@ -5,7 +5,7 @@ Names are symbols: a parameter by its name, `self.alpha` by its attribute (`alph
 accessor `self.alpha()`, a module constant by its name. A returned tuple is one value per element it
 can read (`return None, loss, weight`). Arithmetic maps as written (`@` is refused: a matrix product is not a
 product of numbers); torch/numpy/jax element-wise calls map to SymPy's (`torch.tanh(x)`,
-`np.exp`, `x.pow(2)`, `F.relu`, `x.clamp(min=0)`, `torch.sigmoid`, `F.logsigmoid`, `softplus`, `sqrt`,
+`np.exp`, `x.pow(2)`, `F.relu`, `x.clamp(min=0)`, `torch.sigmoid`, `F.logsigmoid`, `softplus`, `softmax`, `sqrt`,
 `abs`, `maximum`/`minimum`; `sum`/`mean` over any axis, `F.mse_loss`, `F.l1_loss`; `norm` of
 order 1 or 2 and `dot` as the sums they are); indexing that only reshapes (`w[:, None, None]`, `x[..., None]`) is
 the value itself. An `if` gives one expression per branch; a `with` block is read as its body; a
@@ -326,6 +326,11 @@ class _Reader:
             if order_value not in (2, 2.0, "fro"):
                 raise Unreadable(f"a norm of order {ast.unparse(order) if order is not None else order_value}")
             return self.algebra.apply("sqrt", self.algebra.apply("sum", value * value))
+        if name in ("softmax", "log_softmax") and arguments and set(keywords) <= {"dim", "axis", "dtype"}:
+            value = self.value(arguments[0], env)  # over its axis (a keyword or the next argument): not tracked
+            exponential = self.algebra.apply("exp", value)
+            total = self.algebra.apply("sum", exponential)
+            return exponential / total if name == "softmax" else value - self.algebra.apply("log", total)
         values = [self.value(a, env) for a in arguments]
         if name in ("dot", "inner", "vdot") and len(values) == 2 and not keywords:
             return self.algebra.apply("sum", values[0] * values[1])

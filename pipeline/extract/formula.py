@@ -5,7 +5,7 @@ Off-the-shelf LaTeX parsers read few real equations and apply school conventions
 constant, case folded: ../shared/recipes/latex-to-sympy.md). This reader is small and explicit:
 symbols keep their case, Greek names, decorations and subscripts (`\\hat{x}_t` → `x_hat_t`); fonts
 (`\\mathbf`, `\\boldsymbol`) are dropped; juxtaposition multiplies; `\\frac`, powers, roots,
-`\\cdot`/`\\times`/`\\odot` (element-wise: a product here; two bold vectors dotted are refused), `\\tanh`/`\\exp`/`\\log`/`\\sigma(·)`
+`\\cdot`/`\\times`/`\\odot` (element-wise: a product here; two bold vectors dotted are refused), softmax, `\\tanh`/`\\exp`/`\\log`/`\\sigma(·)`
 (the sigmoid, as ML papers write it)/`\\max(0, ·)`/`\\min`/absolute values; sums over an index
 (`\\sum_i x_i` sums x), means (`\\frac{1}{N}\\sum_{i=1}^{N}`, `\\mathbb{E}[·]`). What it cannot read
 (matrices and their products, an inner product `\\mathbf{u} \\cdot \\mathbf{v}`, operator names it does not know, several equations in one)
@@ -259,6 +259,9 @@ class _Parser:
             return symbol
         if token in _NAMES:
             name = self._name_in_group()
+            if self.peek() == "(" and name.lower() == "softmax":  # over an index not tracked, as a sum is
+                exponential = self.algebra.apply("exp", self._call_argument())
+                return exponential / self.algebra.apply("sum", exponential)
             if self.peek() == "(":
                 raise Unreadable(f"the operator {name}")
             return self._symbol(name, "")
