@@ -127,6 +127,7 @@ def test_each_branch_of_a_function_is_one_expression_and_reshaping_is_the_value(
         ("def f(self, x):\n    self.reset_parameters()\n    return self.alpha * x\n", "Expr statement changes self"),
         ("def f(x):\n    h = self.proj(x)\n    return torch.tanh(h)\n", "the call proj"),
         ("def f(x):\n    for i in range(3):\n        if i:\n            return x\n    return x\n", "a return inside a For"),
+        ("def f(a, b):\n    return torch.einsum('ij,jk->ik', a, b)\n", "einsum 'ij,jk->ik'"),  # a matrix product
     ],
 )
 def test_code_it_cannot_read_is_unreadable(code, reason):
@@ -177,6 +178,9 @@ def test_a_different_norm_is_named(latex, code, detail):
         # Reductions run over elements that differ: the sum of products is not the product of a sum.
         (r"\mathcal{L} = \sum_i x_i y_i", "def f(x, y):\n    return (x * y).sum()\n", "equivalent"),
         (r"\mathcal{L} = \sum_i x_i y_i", "def f(x, y):\n    return x.sum() * y\n", "undecided"),
+        # An einsum of operands indexed alike: an inner product over the index the output drops.
+        (r"s = \langle q, k \rangle / \tau", "def f(q, k, tau):\n    return torch.einsum('bhd,bhd->bh', q, k) / tau\n", "equivalent"),
+        (r"s = \langle q, k \rangle / \tau", "def f(q, k, tau):\n    return torch.einsum('bhd,bhd->bhd', q, k) / tau\n", "undecided"),
     ],
 )
 def test_reductions_and_softmax_are_evaluated_over_elements_that_differ(latex, code, outcome):

@@ -7,7 +7,7 @@ can read (`return None, loss, weight`). Arithmetic maps as written (`@` is refus
 product of numbers); torch/numpy/jax element-wise calls map to SymPy's (`torch.tanh(x)`,
 `np.exp`, `x.pow(2)`, `F.relu`, `x.clamp(min=0)`, `torch.sigmoid`, `F.logsigmoid`, `softplus`, `softmax`, `sqrt`,
 `abs`, `maximum`/`minimum`; `sum`/`mean` over any axis, `F.mse_loss`, `F.l1_loss`; `norm` of
-order 1 or 2 and `dot` as the sums they are); indexing that only reshapes (`w[:, None, None]`, `x[..., None]`) is
+order 1 or 2, `dot` and an `einsum` of operands indexed alike as the sums they are); indexing that only reshapes (`w[:, None, None]`, `x[..., None]`) is
 the value itself. An `if` gives one expression per branch; a `with` block is read as its body; a
 `raise` ends its path without a value. A statement it cannot read (a loop, a call made for its
 effect, an assignment into an item, a value with an unknown call) makes every name it touches
@@ -326,6 +326,8 @@ class _Reader:
             if order_value not in (2, 2.0, "fro"):
                 raise Unreadable(f"a norm of order {ast.unparse(order) if order is not None else order_value}")
             return self.algebra.apply("sqrt", self.algebra.apply("sum", value * value))
+        if name == "einsum" and len(arguments) >= 2 and type(arguments[0]) is ast.Constant and isinstance(arguments[0].value, str) and not keywords:
+            return self._einsum(arguments[0].value, arguments[1:], env)
         if name in ("softmax", "log_softmax") and arguments and set(keywords) <= {"dim", "axis", "dtype"}:
             value = self.value(arguments[0], env)  # over its axis (a keyword or the next argument): not tracked
             exponential = self.algebra.apply("exp", value)
@@ -343,6 +345,20 @@ class _Reader:
         if name in _BINARY and len(values) == 2:
             return _BINARY[name](self.algebra, values[0], values[1])
         raise Unreadable(f"the call {name}")
+
+
+    def _einsum(self, subscripts: str, operands: list[ast.expr], env: dict[str, Any]) -> Any:
+        """The common case: operands indexed alike, multiplied element-wise and summed over the
+        indices the output drops (`"bhd,bhd->bh"`: an inner product over d). Others (a matrix
+        product) are not a product of numbers."""
+        inputs, arrow, output = subscripts.replace(" ", "").partition("->")
+        indices = inputs.split(",")
+        if not arrow or len(indices) != len(operands) or len(set(indices)) != 1 or not set(output) <= set(indices[0]):
+            raise Unreadable(f"einsum {subscripts!r}")
+        product = self.value(operands[0], env)
+        for operand in operands[1:]:
+            product = product * self.value(operand, env)
+        return product if sorted(output) == sorted(indices[0]) else self.algebra.apply("sum", product)
 
 
 class _Unread:
