@@ -155,12 +155,17 @@ LAMBDA = """
     ids=lambda value: next(iter(value)) if isinstance(value, dict) else str(value),
 )
 def test_the_terms_are_compared_only_where_the_anchor_documents_the_result(paper, tmp_path, where, documents_the_result):
-    """λ = exp(·) − exp(·) + λ_init has 3 terms; this λ drops the second exponential."""
+    """λ = exp(λ_q1·λ_k1) − exp(λ_q2·λ_k2) + λ_init; this λ drops the second exponential, which
+    comparing the two as expressions names, at the return."""
     fields = {"def_line": "", "docstring": "", "inner": "", "return_line": ""} | {k: v for k, v in where.items() if k in ("def_line", "docstring", "inner", "return_line")}
     source = LAMBDA.format(**fields)
     if "above" in where:
         source = source.replace("        def full", f"        {where['above']}\n        def full")
     if "top_of_body" in where:
         source = source.replace("            lambda_1", f"            {where['top_of_body']}\n            lambda_1")
-    expected = [("divergence", "terms", "2", 5 + ("above" in where))] if documents_the_result else []
+    returned = 7 + ("above" in where) + ("docstring" in where)
+    expected = [("divergence", "formula", "lambda_init + exp(Σ(lambda_k1*lambda_q1))", returned)] if documents_the_result else []
     assert _findings(tmp_path, paper, source) == expected
+    if documents_the_result:
+        [finding] = [f for f in check(tmp_path, paper, index_workspace(tmp_path), DecisionsFile()).findings if f.setting == "formula"]
+        assert finding.message == "Lambda.full differs from Eq. (2): a term is left out: the paper's -exp(Σ(lambda_k2*lambda_q2))"

@@ -420,7 +420,7 @@ def _decide(node: ast.AST, latex: str, anchored: bool, given: Given) -> tuple | 
     computed = _elements_computing(node, computed, latex, given)
     if not computed:
         return "no value of the tuple it returns applies the equation's operations to its symbols"
-    from .formulas import compare  # SymPy: imported once a pair is compared
+    from .formulas import compare, shown  # SymPy: imported once a pair is compared
 
     comparisons = [(path, compare(formula, path, anchored=anchored, given=dict(given))) for path in computed]
     equivalent = [(path, c) for path, c in comparisons if c.outcome == "equivalent"]
@@ -428,7 +428,7 @@ def _decide(node: ast.AST, latex: str, anchored: bool, given: Given) -> tuple | 
     if not decided:
         return "; ".join(dict.fromkeys(c.detail for _, c in comparisons))
     path, comparison = decided[0]
-    return comparison.outcome == "differs", path.line, str(path.expression), str(formula.expression), comparison, path.element
+    return comparison.outcome == "differs", path.line, shown(path.expression), shown(formula.expression), comparison, path.element
 
 
 def _elements_computing(node: ast.FunctionDef | ast.AsyncFunctionDef, computed: list[Computed], latex: str, given: Given) -> list[Computed]:
@@ -568,7 +568,7 @@ def _definition_compared(
     values = [a for a in read_assignments(body, parameters, sympy_algebra()) if (a.name, a.line) == (assigned.name, assigned.line)]
     if not values:
         return []
-    from .formulas import compare  # SymPy: imported once a pair is compared
+    from .formulas import compare, shown  # SymPy: imported once a pair is compared
 
     # One value per path through the `if`s before the statement: it agrees when one of them does.
     comparisons = [(value, compare(formula, Computed(value.expression, assigned.line), anchored=False)) for value in values]
@@ -587,7 +587,7 @@ def _definition_compared(
             confidence=0.6 if agrees else 0.5,
             confidence_note=f"linked by the name it assigns ({target} for {name}) and what it computes; symbols bound {bound}",
             message=f"{target} in {owner} {'computes' if agrees else 'differs from'} the paper's definition of {name}: {comparison.detail}",
-            setting="formula", code=location, code_value=str(value.expression), paper_value=str(formula.expression), paper=[evidence],
+            setting="formula", code=location, code_value=shown(value.expression), paper_value=shown(formula.expression), paper=[evidence],
             fixes=[] if agrees else [Fix(kind="record-deviation", title=f"Record {target}'s formula as a deliberate deviation from the paper's {name}")],
         )
     ]  # fmt: skip

@@ -24,7 +24,7 @@ import itertools
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import sympy
@@ -41,10 +41,13 @@ _RELATIVE = 1e-7
 # that does not vary is each element's): a sum and a mean differ by 3, Σx·y is not (Σx)·y, and a
 # softmax of different values is not uniform.
 _SUM, _MEAN = sympy.Function("reduce_sum"), sympy.Function("reduce_mean")
-_REDUCTIONS = {
-    "reduce_sum": lambda value: np.sum(np.broadcast_to(value, (ELEMENTS,))),
-    "reduce_mean": lambda value: np.mean(np.broadcast_to(value, (ELEMENTS,))),
-}
+
+
+def _reductions(elements: int) -> dict:
+    return {
+        "reduce_sum": lambda value: np.sum(np.broadcast_to(value, (elements,))),
+        "reduce_mean": lambda value: np.mean(np.broadcast_to(value, (elements,))),
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +87,7 @@ def _left_out(paper: sympy.Expr, code: sympy.Expr, anchored: bool, given: Mappin
         if isinstance(binding, str) or not (term.free_symbols - rest.free_symbols):
             continue
         if _compare_bound(rest, code, binding).outcome == "equivalent":
-            return Comparison("differs", f"a term is left out: the paper's {_shown(term)}", binding)
+            return Comparison("differs", f"a term is left out: the paper's {shown(term)}", binding)
     return None
 
 
@@ -104,40 +107,40 @@ def _compare_bound(paper: sympy.Expr, code: sympy.Expr, binding: dict[str, str])
     return Comparison("differs", named, binding)
 
 
-def _points(symbols: list[sympy.Symbol]) -> list[tuple[bool, dict[sympy.Symbol, np.ndarray]]]:
+def _points(symbols: list[sympy.Symbol], elements: int = ELEMENTS) -> list[tuple[bool, dict[sympy.Symbol, np.ndarray]]]:
     """(must both sides be defined there, the point): positive points, then points of either sign;
-    each symbol a vector of ELEMENTS values."""
-    chooser = random.Random(16)  # the same points every run: a finding does not come and go
+    each symbol a vector of `elements` values."""
+    chooser = random.Random(16 + elements)  # the same points every run: a finding does not come and go
 
     def vector(signed: bool) -> np.ndarray:
-        return np.array([(chooser.choice((-1, 1)) if signed else 1) * chooser.uniform(0.2, 1.8) for _ in range(ELEMENTS)])
+        return np.array([(chooser.choice((-1, 1)) if signed else 1) * chooser.uniform(0.2, 1.8) for _ in range(elements)])
 
     positive = [(True, {s: vector(False) for s in symbols}) for _ in range(POINTS)]
     either = [(False, {s: vector(True) for s in symbols}) for _ in range(POINTS)]
     return positive + either
 
 
-def _value(expression: sympy.Expr, point: dict[sympy.Symbol, np.ndarray]) -> np.ndarray | None:
-    """The expression's value at a point, element by element; None where it is not a real number."""
+def _value(expression: sympy.Expr, point: dict[sympy.Symbol, np.ndarray]) -> np.ndarray:
+    """The expression's value at a point, element by element; NaN where it is not a real number."""
+    elements = len(next(iter(point.values()))) if point else ELEMENTS
+    undefined = np.full(elements, np.nan)
     try:
         with np.errstate(all="ignore"):
-            value = np.asarray(_compiled(expression, tuple(point))(*point.values()))
+            value = np.asarray(_compiled(expression, tuple(point), elements)(*point.values()))
     except (TypeError, ValueError, ZeroDivisionError, OverflowError, NameError):
-        return None
-    if value.dtype.kind not in "fiubc" or value.size not in (1, ELEMENTS):
-        return None
+        return undefined
+    if value.dtype.kind not in "fiubc" or value.size not in (1, elements):
+        return undefined
     if value.dtype.kind == "c":
-        if np.any(np.abs(value.imag) > 1e-12):
-            return None
-        value = value.real
-    value = np.broadcast_to(value.astype(float), (ELEMENTS,))
-    return value if np.all(np.isfinite(value)) else None
+        value = np.where(np.abs(value.imag) > 1e-12, np.nan, value.real)
+    value = np.broadcast_to(value.astype(float), (elements,))
+    return np.where(np.isfinite(value), value, np.nan)
 
 
 @functools.lru_cache(maxsize=256)
-def _compiled(expression: sympy.Expr, symbols: tuple[sympy.Symbol, ...]):
+def _compiled(expression: sympy.Expr, symbols: tuple[sympy.Symbol, ...], elements: int):
     """The expression as a function of NumPy vectors (SymPy's evalf is a thousand times slower)."""
-    return sympy.lambdify(symbols, expression, modules=[_REDUCTIONS, "numpy"])
+    return sympy.lambdify(symbols, expression, modules=[_reductions(elements), "numpy"])
 
 
 def _close(a: np.ndarray, b: np.ndarray) -> bool:
@@ -145,39 +148,41 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def _difference(code: sympy.Expr, paper: sympy.Expr, points: list[tuple[bool, dict]]) -> str | None:
-    """"equal", "different", or None when one side cannot be evaluated where it must be (at a
-    positive point where the other can), or when too few points could be compared."""
+    """"equal", "different", or None when one side is defined where the other is not at a positive
+    point, or when too few elements could be compared. Elements where neither side is defined (a
+    root of a negative number on both) are passed over."""
     compared = 0
     for required, point in points:
         left, right = _value(code, point), _value(paper, point)
-        if left is None or right is None:
-            if required and (left is None) != (right is None):
-                return None
-            continue
-        if not _close(left, right):
+        both = ~np.isnan(left) & ~np.isnan(right)
+        if required and np.any(np.isnan(left) != np.isnan(right)):
+            return None
+        if not _close(left[both], right[both]):
             return "different"
-        compared += 1
-    return "equal" if compared >= POINTS // 2 else None
+        compared += int(both.sum())
+    return "equal" if compared >= POINTS else None
 
 
 def _named_difference(code: sympy.Expr, paper: sympy.Expr, points: list[tuple[bool, dict]]) -> str | None:
-    if paper.has(_MEAN) and _difference(code, paper.replace(_MEAN, _SUM), points) == "equal":
-        return "a sum where the paper averages"
-    if paper.has(_SUM) and _difference(code, paper.replace(_SUM, _MEAN), points) == "equal":
-        return "an average where the paper sums"
+    # Every reduction of the paper at once, then each alone (the code may average one of two sums).
+    for this, that, said in ((_MEAN, _SUM, "a sum where the paper averages"), (_SUM, _MEAN, "an average where the paper sums")):
+        reductions = paper.find(this)
+        rewritten = [paper.replace(this, that)] + ([paper.xreplace({one: that(*one.args)}) for one in reductions] if len(reductions) > 1 else [])
+        if reductions and any(_difference(code, candidate, points) == "equal" for candidate in rewritten):
+            return said
     if paper.has(_SUM):
         if paper != (as_l1 := _l2_as_l1(paper)) and _difference(code, as_l1, points) == "equal":
             return "a different norm: the code takes the L1 norm where the paper takes the L2 norm"
         if paper != (as_l2 := _l1_as_l2(paper)) and _difference(code, as_l2, points) == "equal":
             return "a different norm: the code takes the L2 norm where the paper takes the L1 norm"
-    # With a reduction on either side, a ratio would hold the three elements it is evaluated over.
-    reduces = paper.has(_SUM, _MEAN) or code.has(_SUM, _MEAN)
-    # As for equality: the ratio must exist at every positive point; at the others (where a root or a
-    # fractional power of a negative number is not real) only where both sides are defined.
-    ratios = [(required, _ratio(code, paper, point)) for required, point in points]
-    defined = [r for _, r in ratios if r is not None]
-    if not reduces and len(defined) >= POINTS // 2 and all(_close(r, np.full(ELEMENTS, defined[0][0])) for r in defined):
-        factor = sympy.nsimplify(float(defined[0][0]), rational=True, tolerance=1e-9)
+    # A constant factor: the same ratio at every point where both sides are defined (enough of them),
+    # and, with a reduction on either side, over vectors of another length too (`Σx / 2` against a
+    # mean is no constant factor: its ratio is the length over 2).
+    if paper.has(_SUM, _MEAN) or code.has(_SUM, _MEAN):
+        points = points + _points(sorted(code.free_symbols, key=lambda s: s.name), ELEMENTS + 2)
+    ratios = np.concatenate([_ratios(code, paper, point) for _, point in points])
+    if len(ratios) >= POINTS and np.allclose(ratios, ratios[0], rtol=_RELATIVE, atol=0):
+        factor = sympy.nsimplify(float(ratios[0]), rational=True, tolerance=1e-9)
         if factor == -1:
             return "the sign is flipped: the code's result is the paper's × -1"
         return f"a constant factor: the code's result is the paper's × {factor}"
@@ -185,14 +190,14 @@ def _named_difference(code: sympy.Expr, paper: sympy.Expr, points: list[tuple[bo
         if _difference(code, paper.xreplace({first: second, second: first}), points) == "equal":
             return f"two symbols are swapped: the code has {first} where the paper has {second}, and {second} where it has {first}"
     if isinstance(code, sympy.Pow) and isinstance(paper, sympy.Pow) and code.base == paper.base:
-        return f"the exponent differs: the code's is {_shown(code.exp)}, the paper's {_shown(paper.exp)}"
+        return f"the exponent differs: the code's is {shown(code.exp)}, the paper's {shown(paper.exp)}"
     paper_terms, code_terms = sympy.Add.make_args(sympy.expand(paper)), sympy.Add.make_args(sympy.expand(code))
     for term in paper_terms if len(paper_terms) > 1 else ():
         if _difference(code, paper - term, points) == "equal":
-            return f"a term is left out: the paper's {_shown(term)}"
+            return f"a term is left out: the paper's {shown(term)}"
     for term in code_terms if len(code_terms) > 1 else ():
         if _difference(code - term, paper, points) == "equal":
-            return f"a term is added: {_shown(term)}, which the paper does not have"
+            return f"a term is added: {shown(term)}, which the paper does not have"
     return None
 
 
@@ -213,12 +218,13 @@ def _l1_as_l2(expression: sympy.Expr) -> sympy.Expr:
     )
 
 
-def _ratio(code: sympy.Expr, paper: sympy.Expr, point: dict) -> np.ndarray | None:
+def _ratios(code: sympy.Expr, paper: sympy.Expr, point: dict) -> np.ndarray:
+    """The code's value over the paper's, at the elements where both are defined and the paper's is not 0."""
     left, right = _value(code, point), _value(paper, point)
-    if left is None or right is None or np.any(np.abs(right) < 1e-12):
-        return None
-    return left / right
+    kept = ~np.isnan(left) & ~np.isnan(right) & (np.abs(right) >= 1e-12)
+    return left[kept] / right[kept]
 
 
-def _shown(term: sympy.Expr) -> str:
-    return sympy.sstr(term)
+def shown(expression: Any) -> str:
+    """An expression as a person reads it: a reduction over an index as Σ(·) or mean(·)."""
+    return sympy.sstr(expression).replace("reduce_sum(", "Σ(").replace("reduce_mean(", "mean(")

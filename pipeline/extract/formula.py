@@ -5,10 +5,10 @@ Off-the-shelf LaTeX parsers read few real equations and apply school conventions
 constant, case folded: ../shared/recipes/latex-to-sympy.md). This reader is small and explicit:
 symbols keep their case, Greek names, decorations and subscripts (`\\hat{x}_t` → `x_hat_t`); fonts
 (`\\mathbf`, `\\boldsymbol`) are dropped; juxtaposition multiplies; `\\frac`, powers, roots,
-`\\cdot`/`\\times`/`\\odot` (element-wise: a product here; two bold vectors dotted are refused), softmax, `\\tanh`/`\\exp`/`\\log`/`\\sigma(·)`
+`\\cdot`/`\\times`/`\\odot` (element-wise: a product here; two bold vectors dotted, an inner product), softmax, `\\tanh`/`\\exp`/`\\log`/`\\sigma(·)`
 (the sigmoid, as ML papers write it)/`\\max(0, ·)`/`\\min`/absolute values; sums over an index
 (`\\sum_i x_i` sums x), means (`\\frac{1}{N}\\sum_{i=1}^{N}`, `\\mathbb{E}[·]`). What it cannot read
-(matrices and their products, an inner product `\\mathbf{u} \\cdot \\mathbf{v}`, operator names it does not know, several equations in one)
+(matrices and their products, operator names it does not know, several equations in one)
 raises Unreadable: a comparison on half an equation would be wrong, so it is not made. Nesting and
 length are bounded by explicit counts (MAX_FORMULA_DEPTH, MAX_FORMULA_CHARS), never by Python's
 recursion limit."""
@@ -26,6 +26,8 @@ MAX_FORMULA_CHARS = 2_000  # a longer right-hand side is a derivation, not a for
 
 _TOKEN_RE = re.compile(r"\\[A-Za-z]+|\\.|\d+(?:\.\d+)?|[A-Za-z]|\S")
 _DEFINING_RE = re.compile(r":=|\\triangleq|\\coloneqq|\\equiv|(?<![<>!])=")
+# An alignment environment around one equation (`\\begin{aligned} ... \\end{aligned}`) only lays it out.
+_LAYOUT_RE = re.compile(r"\\(?:begin|end)\{(?:aligned|split|gathered|alignedat)\*?\}(?:\{\d+\})?")
 _IGNORED = {
     "\\left", "\\right", "\\big", "\\Big", "\\bigg", "\\Bigg", "\\bigl", "\\bigr", "\\Bigl", "\\Bigr",
     "\\,", "\\;", "\\:", "\\!", "\\quad", "\\qquad", "\\displaystyle", "\\textstyle", "\\nonumber", "\\notag", "&", "\\ ",
@@ -55,7 +57,7 @@ class Formula:
 def read_formula(latex: str, algebra: Any = SKETCH) -> Formula:
     """The equation's right-hand side (its last, when it is a chain `a = b = c`) as an expression of
     `algebra` (pipeline/algebra.py); Unreadable saying why not."""
-    text = latex.strip().rstrip(".,;").strip()
+    text = _LAYOUT_RE.sub(" ", latex).strip().rstrip(".,;").strip()
     if len(text) > 2 * MAX_FORMULA_CHARS:
         raise Unreadable("too long to compare")
     signs = _top_level_signs(text)
@@ -76,7 +78,7 @@ def defined_name(latex: str) -> str | None:
     """The one symbol an equation defines (`\\hat{x}_t = ...` → x_hat_t, `\\delta_{k} = ...` →
     delta_k), or None when its left side is not one symbol (`w(m) = ...`, `a + b = c`) or it has
     several defining signs."""
-    text = latex.strip()
+    text = _LAYOUT_RE.sub(" ", latex).strip()
     signs = _top_level_signs(text)
     if len(signs) != 1:
         return None
@@ -147,21 +149,18 @@ class _Parser:
         return total
 
     def term(self) -> Any:
-        product = self.power()
+        # The factors before the last, and the last: `a \\mathbf{u} \\cdot \\mathbf{v}` dots u and v only.
+        before, last = None, self.power()
         while (token := self.peek()) is not None and (token not in _CLOSERS or token in _NORM_OPENS and not self.open_norms):
-            if token in _PRODUCTS:
-                self.take()
-                left_is_vector = self.vector
-                factor = self.power()
-                if token == "\\cdot" and left_is_vector and self.vector:
-                    raise Unreadable("an inner product of two vectors")  # not the element-wise product it reads as
-                product = product * factor
-            elif token == "/":
-                self.take()
-                product = product / self.power()
-            else:
-                product = product * self.power()  # juxtaposition
-        return product
+            self.take() if token in _PRODUCTS or token == "/" else None
+            left_is_vector = self.vector
+            factor = self.power()
+            if token == "\\cdot" and left_is_vector and self.vector:
+                last = self.algebra.apply("sum", last * factor)  # two vectors dotted: their inner product
+                continue
+            before = last if before is None else before * last
+            last = 1 / factor if token == "/" else factor  # a product, a quotient or juxtaposition
+        return last if before is None else before * last
 
     def power(self) -> Any:
         negated = False
