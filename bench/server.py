@@ -1103,7 +1103,13 @@ atexit.register(lambda: (_write(out), _write_gc(out + ".gc.json")))
 # The server leaves through os._exit on `exit` (no atexit): write the stats first.
 import os
 _exit = os._exit
-os._exit = lambda code: (_write(out), _write_gc(out + ".gc.json"), _exit(code))
+def _exit_writing(code):
+    try:
+        _write(out)
+        _write_gc(out + ".gc.json")
+    finally:
+        _exit(code)
+os._exit = _exit_writing
 threading.setprofile(_start_in_thread)
 main_profile = cProfile.Profile()
 profiles.append(main_profile)

@@ -803,6 +803,8 @@ In LayerNorm, $\boldsymbol{g}$ is a learnable gain.
 \section{Method}
 Each head mixes $y = \exp(\mathbf{u_{q}} \cdot \mathbf{u_{k}}) + \alpha x$, where $\mathbf{u_{q}}, \mathbf{u_{k}} \in \mathbb{R}^d$ are learnable vectors.
 The scale $\alpha$ is a learnable scalar, and we initialize $\alpha$ to 0.5. The shift $\rho$ is a learnable parameter too.
+The temperature $\tau$ is not learnable, unlike the non-trainable $\kappa$. The offset $\beta$ is a learnable parameter.
+The gate $g_{out}$ is learnable. The matrix $\mathbf{W}$ is learnable. The scale $s$ is learnable.
 """
     code = """
         import torch
@@ -819,11 +821,22 @@ The scale $\alpha$ is a learnable scalar, and we initialize $\alpha$ to 0.5. The
                 self.g = nn.Parameter(torch.randn(d))
                 self.other = nn.Parameter(torch.randn(d))
                 nn.init.trunc_normal_(self.u_k, std=0.02)
+                self.tau = nn.Parameter(torch.tensor(0.07), requires_grad=False)
+                self.kappa = nn.Parameter(torch.randn(1))
+                self.bias = nn.Parameter(torch.randn(d))  # a bias, not the paper's β
+                self.g_out = nn.Parameter(torch.ones(d).to("cpu"))
+                self.W = nn.Parameter(torch.empty(d, d))
+                nn.init.xavier_uniform_(self.W)
+                self.s = nn.Parameter(torch.tensor(1.0))
     """
     findings = [f for f in _check(tmp_path, body, {"mixer.py": code}) if f.setting and f.setting.startswith("initial ")]
     assert [(f.code.line, f.message) for f in findings] == [
         (8, "u_q starts at random (torch.zeros(d).normal_(mean=0, std=0.1)): the paper declares u_q learnable but never says how it is initialised"),
         (11, "rho_raw starts from a fixed value (torch.tensor([rho_init])): the paper declares ρ learnable but never says how it is initialised"),
         (14, "u_k starts at random (nn.init.trunc_normal_(self.u_k, std=0.02)): the paper declares u_k learnable but never says how it is initialised"),
-    ]
+        (20, "W starts at random (nn.init.xavier_uniform_(self.W)): the paper declares W learnable but never says how it is initialised"),
+    ]  # not τ, said not learnable; not κ, said non-trainable; not a `bias` for β; not g_out's ones nor s's 1.0; not W's empty tensor
     assert all(f.kind == "guess" and f.severity == "info" and "learnable" in f.paper[0].quote for f in findings)
+    # A start stated for every parameter at once says how these start too.
+    everything = body + "\nAll weights are initialized from a normal distribution with standard deviation 0.02.\n"
+    assert not [f for f in _check(tmp_path / "all", everything, {"mixer.py": code}) if f.setting and f.setting.startswith("initial ")]

@@ -364,7 +364,7 @@ def test_a_binding_the_decisions_file_sets_is_used_where_the_names_say_nothing(t
     assert agreement.kind == "agreement" and "gamma → g" in agreement.confidence_note and "decisions file" in agreement.confidence_note
     swapped = binding.model_copy(update={"symbols": {"gamma": "b", "beta": "g"}})
     [differs] = formula(DecisionsFile(bindings=[swapped]))  # the code's g·tanh(αx) + b against b·tanh(αx) + g
-    assert differs.kind == "divergence" and differs.message.endswith("two symbols are swapped: the code has b where the paper has g, and g where it has b")
+    assert differs.kind == "divergence" and differs.message.endswith("two symbols are swapped: the code has b where the paper has g, and g where it has b (or the decisions file's binding swaps them)")
     elsewhere = binding.model_copy(update={"file": "other.py"})
     assert formula(DecisionsFile(bindings=[elsewhere])) == []  # limited to another file
 
@@ -474,3 +474,24 @@ def test_a_name_a_statement_assigns_as_a_defined_symbol_is_compared_with_the_def
         found = [f for f in check(workspace, spec, index_workspace(workspace), DecisionsFile()).findings if f.setting == "formula"]
         # `h = alpha * d * 2` is not compared: a one-letter symbol is any code's variable.
         assert [(f.kind, f.code.line, f.message) for f in found] == expected, name
+
+
+def test_an_undecided_pair_carries_a_binding_to_complete_only_when_a_symbol_has_no_name(tmp_path):
+    """`h` spells no symbol of Eq. (1): the binding to complete names what it can (α, γ, β) and leaves
+    x empty; a function whose every symbol has its name but which uses one more (`eps`) gets none."""
+    workspace, spec = _workspace(tmp_path, {"norms.py": """
+        import torch
+
+
+        def unnamed(h, alpha, gamma, beta):
+            \"\"\"Eq. (1).\"\"\"
+            return gamma * torch.tanh(alpha * h) + beta
+
+
+        def extra(x, alpha, gamma, beta, eps):
+            \"\"\"Eq. (1).\"\"\"
+            return gamma * torch.tanh(alpha * x) + beta + eps
+    """})
+    undecided = {pair.function: pair for pair in check(workspace, spec, index_workspace(workspace), DecisionsFile()).undecided}
+    assert undecided["unnamed"].binding.symbols == {"alpha": "alpha", "beta": "beta", "gamma": "gamma", "x": ""}
+    assert "the code uses eps" in undecided["extra"].reason and undecided["extra"].binding is None

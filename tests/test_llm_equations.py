@@ -124,6 +124,11 @@ def test_an_answer_that_fails_costs_its_pair_and_a_server_that_stops_keeps_what_
     # A server that answers nothing at all: the caller says the model was not used.
     with pytest.raises(LLMError):
         judge_undecided(workspace, spec, index, undecided, LLMClient(settings, http_client=recorded(httpx2.Response(503, json={}))))
+    # A rejected key is no answer that another pair would change: asked once, not once per pair.
+    sent: list = []
+    with pytest.raises(LLMError, match="rejected the API key"):
+        judge_undecided(workspace, spec, index, undecided, LLMClient(settings, http_client=recorded(httpx2.Response(401, json={"error": "no"}), sent=sent)))
+    assert len(sent) == 1
 
 
 def test_end_to_end_against_the_real_server(local_llm, undecided_pair):

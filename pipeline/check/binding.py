@@ -70,6 +70,12 @@ def _candidates(paper_names: set[str], code_names: set[str]) -> dict[str, list[s
     return found
 
 
+def spells(symbol: str, code_name: str) -> bool:
+    """Whether a code name spells a paper symbol (`lam` for lambda, `rho` for rho_i): by spelling
+    only, not by role (a `bias` is not every β)."""
+    return _key(code_name) in _spellings(symbol)
+
+
 def head_spellings(name: str) -> tuple[str, ...]:
     """How code may begin to spell a symbol, lowercase: `lambda_q` → lambda, lam, lmbda, ..."""
     head = name.partition("_")[0].lower()

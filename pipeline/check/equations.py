@@ -320,11 +320,14 @@ def _binding_to_complete(function: FunctionSite, equation: Equation, node: ast.A
     formula, computed = _formula(equation.latex or ""), _computed(node)
     if isinstance(formula, str) or isinstance(computed, str):
         return None
+    computed = _elements_computing(node, computed, equation.latex or "", given)
     paper_names = {s.name for s in formula.expression.free_symbols}
     code_names = {s.name for path in computed for s in path.expression.free_symbols}
-    if not isinstance(bind(paper_names, code_names, dict(given)), str):
+    if not computed or not isinstance(bind(paper_names, code_names, dict(given)), str):
         return None  # bound: undecided for another reason
     symbols = binding_template(paper_names, code_names, dict(given))
+    if "" not in symbols.values():
+        return None  # every symbol has its name: the code's extra names are what stops it, not a binding
     return SymbolBinding(function=function.qualname, equation=equation.number or "", symbols=symbols, file=function.location.file)
 
 
@@ -405,8 +408,9 @@ def _link_fix(function: FunctionSite, equation: Equation, header: str) -> Fix:
 
 def _decided(node: ast.AST, latex: str, anchored: bool, given: Given) -> tuple | str:
     """A function against an equation: why not, when undecided, else (whether it differs, the line of the
-    return compared, code, paper, the Comparison): an agreement when a path of it computes the
-    equation (the others are variants), else the first differing path."""
+    return compared, code, paper, the Comparison, the place in a returned tuple of the value compared
+    or None): an agreement when a path of it computes the equation (the others are variants), else
+    the first differing path."""
     return _DECIDED.get((ast.dump(node, include_attributes=True), latex, anchored, given), lambda: _decide(node, latex, anchored, given))
 
 

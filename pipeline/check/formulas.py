@@ -36,6 +36,7 @@ from .binding import bind
 POINTS = 6
 ELEMENTS = 3  # each symbol is a vector of this many different values at a point
 MAX_NODES = 400  # larger expressions are left undecided: comparing them costs too much
+MAX_SWAPPED_SYMBOLS = 8  # a swap is looked for among this many symbols at most (each pair is a comparison)
 _RELATIVE = 1e-7
 # A reduction over an index the comparison does not track runs over the vectors' elements (a value
 # that does not vary is each element's): a sum and a mean differ by 3, Σx·y is not (Σx)·y, and a
@@ -66,7 +67,10 @@ def compare(formula: Formula, computed: Computed, *, anchored: bool, given: Mapp
     binding = bind({s.name for s in paper.free_symbols}, {s.name for s in code.free_symbols}, given)
     if isinstance(binding, str):
         return _left_out(paper, code, anchored, given) or Comparison("undecided", binding, {})
-    return _compare_bound(paper, code, binding)
+    compared = _compare_bound(paper, code, binding)
+    if compared.detail.startswith("two symbols are swapped") and set((given or {}).values()) & {s.name for s in code.free_symbols}:
+        return Comparison(compared.outcome, compared.detail + " (or the decisions file's binding swaps them)", binding)
+    return compared
 
 
 def _larger_than(expression: sympy.Expr, nodes: int) -> bool:
@@ -186,7 +190,8 @@ def _named_difference(code: sympy.Expr, paper: sympy.Expr, points: list[tuple[bo
         if factor == -1:
             return "the sign is flipped: the code's result is the paper's × -1"
         return f"a constant factor: the code's result is the paper's × {factor}"
-    for first, second in itertools.combinations(sorted(code.free_symbols, key=str), 2):
+    symbols = sorted(code.free_symbols, key=str)
+    for first, second in itertools.combinations(symbols if len(symbols) <= MAX_SWAPPED_SYMBOLS else (), 2):
         if _difference(code, paper.xreplace({first: second, second: first}), points) == "equal":
             return f"two symbols are swapped: the code has {first} where the paper has {second}, and {second} where it has {first}"
     if isinstance(code, sympy.Pow) and isinstance(paper, sympy.Pow) and code.base == paper.base:

@@ -29,25 +29,35 @@ from ..extract.parts import framing_sections
 from ..extract.sentences import sentences_of
 from ..ingest.positions import span_location
 from ..text import readable, shorten
-from .binding import bind
+from .binding import spells
 from .equations import definition_node, read_definitions
 
 _LEARNABLE_RE = re.compile(r"\b(?:learnable|trainable)\b", re.I)
 # A symbol the sentence declares learnable: "$\alpha$ is a learnable scalar", "with $\rho_i$ being a
 # learnable parameter", "$A, B \in \mathbb{R}^d$ are learnable"; or "the learnable scale $\alpha$".
 _DECLARED_AFTER_RE = re.compile(r"^\s*,?\s*(?:is|are|being|be)\s+(?:\w+\s+){0,3}?(?:learnable|trainable)(?:\s+[A-Za-z-]+)?\b", re.I)
-_DECLARED_BEFORE_RE = re.compile(r"\b(?:learnable|trainable)(?:\s+[A-Za-z-]+){0,2}\s*$", re.I)
+_DECLARED_BEFORE_RE = re.compile(r"(?<![\w-])(?:learnable|trainable)(?:\s+[A-Za-z-]+){0,2}\s*$", re.I)
+# "is not learnable", "the non-trainable τ", "fixed rather than learnable": the opposite.
+_DENIED_RE = re.compile(r"\b(?:not|never|no|non|un|rather\s+than|instead\s+of|unlike)\W*(?:\w+\W+){0,1}(?:learnable|trainable)\b", re.I)
 # What follows a symbol in its own math span: its domain or value (`\in \mathbb{R}^d`, `= 0.5`), not symbols declared.
 _DOMAIN_RE = re.compile(r"\\in\b|=|\\subset|>|<|\\geq|\\leq")
-# Conventional starts (a bias at zero, a scale at one) decide nothing the paper left open.
-_CONVENTIONAL_CALLS = frozenset({"zeros", "ones", "zeros_", "ones_", "zeros_like", "ones_like"})
+# Conventional starts (a bias at zero, a scale at one, an identity) decide nothing the paper left open.
+_CONVENTIONAL_CALLS = frozenset({"zeros", "ones", "zeros_", "ones_", "zeros_like", "ones_like", "eye", "eye_", "dirac_"})
+# Tensors made to be filled later (`torch.empty(d)`, then an `init.*_` call): no start of their own.
+_UNFILLED_CALLS = frozenset({"empty", "empty_like", "Tensor", "FloatTensor"})
+# Calls that keep the values of what they are called on.
+_KEEPING_CALLS = frozenset({"to", "float", "double", "half", "cuda", "cpu", "view", "reshape", "unsqueeze", "squeeze", "expand", "repeat", "clone", "detach", "contiguous", "type"})
 _INITIALISED_RE = re.compile(r"\binitiali[sz]\w*|\binit\b", re.I)
+# "All weights are initialized from N(0, 0.02)": a start stated for every parameter.
+_EVERY_PARAMETER_RE = re.compile(r"\b(?:all|every)\s+(?:(?:the|other|model|network|learnable|trainable)\s+){0,2}(?:weights|parameters)\b", re.I)
 _INLINE_MATH_RE = re.compile(r"\$([^$]{1,300})\$")
 # A few words between a symbol and "initialized" still say how it starts ("α is initialized to").
 _SAID_BEFORE_RE = re.compile(r"^\s*(?:\S+\s+){0,3}initiali[sz]", re.I)
 # Words code adds to a parameter's name for the raw value it maps to the symbol (`rho_raw` → ρ).
 _RAW_SUFFIXES = ("raw", "param", "parameter", "logit", "unconstrained")
-_RANDOM_CALLS = frozenset({"normal_", "normal", "randn", "rand", "uniform_", "uniform", "trunc_normal_", "truncated_normal", "randn_like", "rand_like"})
+_RANDOM_CALLS = frozenset({"normal_", "normal", "randn", "rand", "uniform_", "uniform", "trunc_normal_", "truncated_normal", "randn_like", "rand_like", "randint"})
+# In-place initialisers of `nn.init` that set fixed values; every other one draws at random (xavier_, kaiming_, orthogonal_).
+_FIXED_INITIALISERS = frozenset({"constant_", "zeros_", "ones_", "eye_", "dirac_"})
 _PREFILTER_RE = re.compile(r"Parameter\(|init\.\w+_\(\s*self\.")
 
 
@@ -58,7 +68,7 @@ def learnable_symbols(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
     learnable: dict[str, tuple[str, Evidence]] = {}
     started: set[str] = set()
     for paragraph in spec.paragraphs:
-        if "$" not in paragraph.text:
+        if not _INITIALISED_RE.search(paragraph.text) and ("$" not in paragraph.text or not _LEARNABLE_RE.search(paragraph.text)):
             continue
         for sentence in sentences_of(paragraph):
             text = sentence.text
@@ -66,12 +76,17 @@ def learnable_symbols(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
             initialised = _INITIALISED_RE.search(text)
             if not (declares or initialised):
                 continue
+            if initialised and _EVERY_PARAMETER_RE.search(text):
+                return {}  # every parameter's start is stated
             for math in _INLINE_MATH_RE.finditer(text):
                 named = _symbols_named(math[1])
                 if initialised and (math.start() > initialised.start() or _SAID_BEFORE_RE.match(text[math.end() :])):
                     started |= {name for _, name in named}
                 after = declares and _DECLARED_AFTER_RE.match(text[math.end() :])
                 before = declares and not after and _DECLARED_BEFORE_RE.search(text[: math.start()])
+                said_words = text[math.end() : math.end() + after.end()] if after else text[max(0, before.start() - 30) : math.start()] if before else ""
+                if _DENIED_RE.search(said_words):
+                    after = before = None
                 if named and (after or before):
                     # The quote: the symbol and the words declaring it ("$\rho_i$ being a learnable parameter").
                     start, end = (math.start(), math.end() + after.end()) if after else (before.start(), math.end())
@@ -141,23 +156,50 @@ def initial_value_findings(root: Path, index: CodeIndex, sources: Mapping[str, s
 
 def _initialised(statement: ast.AST) -> tuple[str, str, ast.expr] | None:
     """(the attribute, how it starts, the value) of `self.x = nn.Parameter(value)` or
-    `nn.init.normal_(self.x, ...)`."""
+    `nn.init.normal_(self.x, ...)`; None for a conventional start, a tensor filled later, a value
+    passed in, or a parameter that is not trained (`requires_grad=False`)."""
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.Call):
         target, call = statement.targets[0], statement.value
-        if _own_attribute(target) and _called(call) == "Parameter" and call.args:
-            value = call.args[0]
-            if _random(value):
-                return target.attr, "at random", value
-            if not (isinstance(value, ast.Call) and _called(value) in _CONVENTIONAL_CALLS):
-                return target.attr, "from a fixed value", value
+        if not (_own_attribute(target) and _called(call) == "Parameter" and call.args):
+            return None
+        if any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords):
+            return None
+        value = _kept(call.args[0])
+        if _random(value):
+            return target.attr, "at random", call.args[0]
+        if isinstance(value, ast.Call) and _called(value) not in _CONVENTIONAL_CALLS | _UNFILLED_CALLS and not _conventional(value):
+            return target.attr, "from a fixed value", call.args[0]
+        calls = [n for n in ast.walk(value) if isinstance(n, ast.Call)]
+        if isinstance(value, ast.BinOp) and calls and not any(_called(n) in _UNFILLED_CALLS for n in calls):
+            return target.attr, "from a fixed value", call.args[0]  # `torch.ones(1) * alpha_init`
+        return None
     if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
         call = statement.value
         name = _called(call)
-        if name and name.endswith("_") and name not in _CONVENTIONAL_CALLS and call.args and _own_attribute(call.args[0]) and isinstance(call.func, ast.Attribute):
-            owner = ast.unparse(call.func.value)
-            if owner.endswith("init"):
-                return call.args[0].attr, "at random" if name in _RANDOM_CALLS else "from a fixed value", call
+        if name and name.endswith("_") and call.args and _own_attribute(call.args[0]) and isinstance(call.func, ast.Attribute):
+            if ast.unparse(call.func.value).endswith("init") and name not in _FIXED_INITIALISERS:
+                return call.args[0].attr, "at random", call
+            if ast.unparse(call.func.value).endswith("init") and name == "constant_" and not _conventional(call):
+                return call.args[0].attr, "from a fixed value", call
     return None
+
+
+def _kept(value: ast.expr) -> ast.expr:
+    """What a chain of calls that keep values is called on: `torch.ones(d).to(device)` → `torch.ones(d)`."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _KEEPING_CALLS:
+        value = value.func.value
+    return value
+
+
+def _conventional(call: ast.Call) -> bool:
+    """A tensor of zeros or ones written out: `torch.tensor(1.0)`, `torch.full((d,), 0.)`, `constant_(w, 0)`."""
+    numbers = [n.value for n in ast.walk(call) if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)]
+    if _called(call) in ("tensor", "as_tensor"):
+        return bool(numbers) and all(v in (0, 1) for v in numbers)
+    if _called(call) in ("full", "constant_") and len(call.args) >= 2:
+        fill = call.args[1]
+        return isinstance(fill, ast.Constant) and fill.value in (0, 1)
+    return False
 
 
 def _symbol_of(attribute: str, learnable: Mapping[str, tuple[str, Evidence]]) -> str | None:
@@ -165,8 +207,7 @@ def _symbol_of(attribute: str, learnable: Mapping[str, tuple[str, Evidence]]) ->
     words = attribute.split("_")
     spelled = "_".join(words[:-1]) if len(words) > 1 and words[-1].lower() in _RAW_SUFFIXES else attribute
     for symbol in learnable:
-        binding = bind({symbol}, {spelled})
-        if not isinstance(binding, str) and (len(symbol) > 1 or spelled == symbol):
+        if spells(symbol, spelled) and (len(symbol) > 1 or spelled == symbol):
             return symbol
     return None
 

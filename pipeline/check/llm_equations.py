@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...schemas import CodeIndex, CodeLocation, Equation, EquationVerdict, Evidence, Finding, PaperSpec, Undecided
-from ..llm import LLMClient, LLMError, LLMUnavailable
+from ..llm import LLMClient, LLMError, LLMRefused, LLMUnavailable
 from .equations import read_text
 
 log = logging.getLogger(__name__)
@@ -39,8 +39,9 @@ class Judged:
 
 def judge_undecided(root: Path, spec: PaperSpec, index: CodeIndex, undecided: list[Undecided], client: LLMClient) -> Judged:
     """The model's verdicts on the pairs the rules left undecided, as findings marked as its own. An
-    unusable answer costs its pair only; an endpoint that stops answering ends the asking, keeping
-    the verdicts already made. Raises LLMUnavailable when it answers none at all."""
+    unusable answer costs its pair only; an endpoint that stops answering or refuses the request (a
+    rejected key, an unknown model) ends the asking, keeping the verdicts already made. Raises when
+    that happens before any answer."""
     equations = {e.number: e for e in spec.equations if e.number}
     functions = {(f.file, function.qualname): function for f in index.files for function in f.functions}
     judged, answered = Judged(), 0
@@ -53,7 +54,7 @@ def judge_undecided(root: Path, spec: PaperSpec, index: CodeIndex, undecided: li
             continue
         try:
             verdict = client.structured(_messages(equation, lines), EquationVerdict, purpose=PURPOSE)
-        except LLMUnavailable as err:
+        except (LLMUnavailable, LLMRefused) as err:
             if not answered:
                 raise
             judged.failures.append(f"{pair.function} vs Eq. ({pair.equation}) and the rest: {err}")

@@ -102,6 +102,7 @@ class _Reader:
         self.algebra = algebra
         self.depth = 0
         self.blocks = 0  # blocks read: each `if` reads the rest of its block once per branch
+        self.returns = 0  # paths read to a `return`
         self.nodes = 0  # the size, as a tree, of the value being read (inlined names count whole)
         self.sizes: dict[str, int] = {}  # of each name's value
         self.aliases: dict[str, str | None] = {}  # a name bound to another as such (`y = x`, `y = x.view(...)`)
@@ -123,6 +124,7 @@ class _Reader:
                 if statement.value is None:
                     raise Unreadable("returns nothing")
                 self.paths += self._returned(statement.value, statement.lineno - 1, env)
+                self.returns += 1  # a returned tuple's values are one path
                 return True
             if kind is ast.Raise:
                 return True  # this path gives no value
@@ -134,7 +136,7 @@ class _Reader:
                     self.aliases, self.sizes = dict(aliases), dict(sizes)  # each branch from the state before the `if`
                     if not self.block(branch, branch_env):
                         self.block(rest, branch_env)
-                    if len(self.paths) > MAX_PATHS:
+                    if self.returns > MAX_PATHS:
                         raise Unreadable(f"more than {MAX_PATHS} paths")
                 return True
             if kind is ast.With and not any(isinstance(n, ast.Return) for n in _own_nodes(statement)):
@@ -353,7 +355,7 @@ class _Reader:
         product) are not a product of numbers."""
         inputs, arrow, output = subscripts.replace(" ", "").partition("->")
         indices = inputs.split(",")
-        if not arrow or len(indices) != len(operands) or len(set(indices)) != 1 or not set(output) <= set(indices[0]):
+        if not arrow or len(indices) != len(operands) or len(set(indices)) != 1 or len(set(indices[0])) != len(indices[0]) or not set(output) <= set(indices[0]):
             raise Unreadable(f"einsum {subscripts!r}")
         product = self.value(operands[0], env)
         for operand in operands[1:]:

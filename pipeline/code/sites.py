@@ -17,7 +17,7 @@ Value = float | bool | str | tuple[float, ...] | None
 # Python (and YAML) count \r\n, \r and \n as line ends; str.splitlines also splits on \f and \v.
 _LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 MAX_RAW = 200  # the longest source text kept as a site's `raw`
-NAMING_KEYS = ("name", "type", "_name_")
+NAMING_KEYS = ("name", "type", "_name_")  # optimizer: {name: adamw}: the value names its parent's component
 
 
 @functools.lru_cache(maxsize=8)
@@ -29,7 +29,7 @@ def source_lines(source: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=8)
 def _line_starts(source: str) -> tuple[int, ...]:
-    return (0, *(match.end() for match in _LINE_BREAK_RE.finditer(source)))  # optimizer: {name: adamw}: the value names its parent's component
+    return (0, *(match.end() for match in _LINE_BREAK_RE.finditer(source)))
 
 
 class SourceText:

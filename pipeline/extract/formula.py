@@ -407,4 +407,5 @@ class _Parser:
     def _subscript(self) -> str:
         """A subscript as part of the symbol's name: `x_t`, `W_{Q}`, `\\beta_1` (an index expression
         like `t-1` stays as written)."""
-        return "".join(t.lstrip("\\") for t in self._script_tokens() if t not in _FONTS and t not in _NAMES and t not in ("{", "}"))
+        # A subscript's own subscript joins it (`\\lambda_{q_1}` → lambda_q1), as inside a font group.
+        return "".join(t.lstrip("\\") for t in self._script_tokens() if t not in _FONTS and t not in _NAMES and t not in ("{", "}", "_"))

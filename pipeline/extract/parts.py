@@ -55,9 +55,9 @@ _INLINE_MATH_RE = re.compile(r"\$([^$]{3,300})\$")
 
 
 def method_formulas(spec: PaperSpec) -> list[tuple[str, Location]]:
-    """The method's formulas that state something equal to something (`L = L_1 + λ L_2`,
-    `δ = α^{-β²}`): its display equations and the inline math of its prose, outside the framing and
-    the appendix, each with where it stands."""
+    """The method's formulas: its display equations, and the inline math of its prose that states
+    something equal to something (`L = L_1 + λ L_2`, `δ = α^{-β²}`), outside the framing and the
+    appendix, each with where it stands."""
     aside = framing_sections(spec) | appendix_sections(spec)
     formulas = [(e.latex, e.location) for e in spec.equations if e.latex and e.section_id not in aside]
     for paragraph in spec.paragraphs:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from ...schemas.llm import LLMSettings
 from ..ingest.cache import cache_dir
 from .cache import AnswerCache, request_key
-from .errors import LLMError, LLMNotConfigured, LLMUnavailable
+from .errors import LLMError, LLMNotConfigured, LLMRefused, LLMUnavailable
 
 # openai takes over a second to import and most sessions have no LLM: the methods that use it import it.
 if TYPE_CHECKING:
@@ -270,13 +270,13 @@ class LLMClient:
                     f"cannot reach {where} ({retries}); start the server or point ${BASE_URL_ENV} at a running one"
                 )
             case openai.AuthenticationError() | openai.PermissionDeniedError():
-                return LLMError(
+                return LLMRefused(
                     f"{where} rejected the API key (HTTP {err.status_code}); set ${self.settings.api_key_env}"
                 )
             case openai.RateLimitError() | openai.InternalServerError():
                 return LLMUnavailable(f"{where} is busy or failing (HTTP {err.status_code}, {retries})")
             case openai.APIStatusError():
-                return LLMError(
+                return LLMRefused(
                     f"{where} refused the request (HTTP {err.status_code}): {err.message[:_SERVER_MESSAGE_CHARS]}"
                 )
             case openai.LengthFinishReasonError():

@@ -13,3 +13,8 @@ class LLMUnavailable(LLMError):
 
 class LLMNotConfigured(LLMUnavailable):
     """No endpoint is configured; the LLM is optional, so this is the normal state of a fresh install."""
+
+
+class LLMRefused(LLMError):
+    """The endpoint answered and refused the request itself (a rejected key, an unknown model): no
+    other request would fare better."""
