@@ -804,7 +804,7 @@ In LayerNorm, $\boldsymbol{g}$ is a learnable gain.
 Each head mixes $y = \exp(\mathbf{u_{q}} \cdot \mathbf{u_{k}}) + \alpha x$, where $\mathbf{u_{q}}, \mathbf{u_{k}} \in \mathbb{R}^d$ are learnable vectors.
 The scale $\alpha$ is a learnable scalar, and we initialize $\alpha$ to 0.5. The shift $\rho$ is a learnable parameter too.
 The temperature $\tau$ is not learnable, unlike the non-trainable $\kappa$. The offset $\beta$ is a learnable parameter.
-The gate $g_{out}$ is learnable. The matrix $\mathbf{W}$ is learnable. The scale $s$ is learnable.
+The gate $g_{out}$ is learnable. The matrix $\mathbf{W}$ and the scale $s$ are learnable.
 """
     code = """
         import torch

@@ -35,7 +35,11 @@ from .equations import definition_node, read_definitions
 _LEARNABLE_RE = re.compile(r"\b(?:learnable|trainable)\b", re.I)
 # A symbol the sentence declares learnable: "$\alpha$ is a learnable scalar", "with $\rho_i$ being a
 # learnable parameter", "$A, B \in \mathbb{R}^d$ are learnable"; or "the learnable scale $\alpha$".
-_DECLARED_AFTER_RE = re.compile(r"^\s*,?\s*(?:is|are|being|be)\s+(?:\w+\s+){0,3}?(?:learnable|trainable)(?:\s+[A-Za-z-]+)?\b", re.I)
+_DECLARED_AFTER_RE = re.compile(
+    r"^(?:\s*(?:,|,?\s*and)\s*(?:[A-Za-z-]+\s+){0,3}\$[^$]{1,300}\$){0,8}"  # "$\gamma$ and the shift $\beta$ are learnable": each
+    r"\s*,?\s*(?:is|are|being|be)\s+(?:\w+\s+){0,3}?(?:learnable|trainable)(?:\s+[A-Za-z-]+)?\b",
+    re.I,
+)
 _DECLARED_BEFORE_RE = re.compile(r"(?<![\w-])(?:learnable|trainable)(?:\s+[A-Za-z-]+){0,2}\s*$", re.I)
 # "is not learnable", "the non-trainable τ", "fixed rather than learnable": the opposite.
 _DENIED_RE = re.compile(r"\b(?:not|never|no|non|un|rather\s+than|instead\s+of|unlike)\W*(?:\w+\W+){0,1}(?:learnable|trainable)\b", re.I)
