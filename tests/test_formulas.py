@@ -116,7 +116,6 @@ def test_each_branch_of_a_function_is_one_expression_and_reshaping_is_the_value(
     "code, reason",
     [
         ("def f(x):\n    for i in range(3):\n        x = x + i\n    return x\n", "For"),
-        ("def f(x, w):\n    return x @ w\n", "MatMult"),
         ("def f(x):\n    return x.cumsum(dim=1)\n", "cumsum with dim"),
         ("def f(x):\n    return mystery(x)\n", "the call mystery"),
         # What a statement it cannot read touches is unreadable from then on, and what is bound to it as such.
@@ -181,6 +180,9 @@ def test_a_different_norm_is_named(latex, code, detail):
         # An einsum of operands indexed alike: an inner product over the index the output drops.
         (r"s = \langle q, k \rangle / \tau", "def f(q, k, tau):\n    return torch.einsum('bhd,bhd->bh', q, k) / tau\n", "equivalent"),
         (r"s = \langle q, k \rangle / \tau", "def f(q, k, tau):\n    return torch.einsum('bhd,bhd->bhd', q, k) / tau\n", "undecided"),
+        # A matrix product sums the products over the index it contracts, as the inner product does.
+        (r"s = \langle q, k \rangle / \tau", "def f(q, k, tau):\n    return q @ k.transpose(-2, -1) / tau\n", "equivalent"),
+        (r"s = \langle q, k \rangle / \tau", "def f(q, k, tau):\n    return torch.matmul(q, k) * tau\n", "undecided"),
         # With a reduction, a factor is constant only if it does not depend on how many elements are
         # reduced: 2·(Σx + λr) is the paper's × 2, Σx / 2 is no multiple of the mean.
         (r"\mathcal{L} = \sum_i x_i + \lambda r", "def f(x, lam, r):\n    return 2 * (x.sum() + lam * r)\n", "differs: a constant factor: the code's result is the paper's × 2"),

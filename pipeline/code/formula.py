@@ -3,8 +3,8 @@ AST by inlining its assignments. No user code runs.
 
 Names are symbols: a parameter by its name, `self.alpha` by its attribute (`alpha`) as is an
 accessor `self.alpha()`, a module constant by its name. A returned tuple is one value per element it
-can read (`return None, loss, weight`). Arithmetic maps as written (`@` is refused: a matrix product is not a
-product of numbers); torch/numpy/jax element-wise calls map to SymPy's (`torch.tanh(x)`,
+can read (`return None, loss, weight`). Arithmetic maps as written, a matrix product (`@`, `matmul`) as the products it sums over the
+index it contracts (which index is not tracked, as for `sum`); torch/numpy/jax element-wise calls map to SymPy's (`torch.tanh(x)`,
 `np.exp`, `x.pow(2)`, `F.relu`, `x.clamp(min=0)`, `torch.sigmoid`, `F.logsigmoid`, `softplus`, `softmax`, `sqrt`,
 `abs`, `maximum`/`minimum`; `sum`/`mean` over any axis, `F.mse_loss`, `F.l1_loss`; `norm` of
 order 1 or 2, `dot` and an `einsum` of operands indexed alike as the sums they are); indexing that only reshapes (`w[:, None, None]`, `x[..., None]`) is
@@ -278,6 +278,8 @@ class _Reader:
             return left / right
         if kind is ast.Pow:
             return self.algebra.power(left, right)
+        if kind is ast.MatMult:
+            return self.algebra.apply("sum", left * right)  # products summed over the index contracted (not tracked)
         raise Unreadable(f"the operator {kind.__name__}")
 
     def _call(self, node: ast.Call, env: dict[str, Any]) -> Any:
@@ -336,7 +338,7 @@ class _Reader:
             total = self.algebra.apply("sum", exponential)
             return exponential / total if name == "softmax" else value - self.algebra.apply("log", total)
         values = [self.value(a, env) for a in arguments]
-        if name in ("dot", "inner", "vdot") and len(values) == 2 and not keywords:
+        if name in ("dot", "inner", "vdot", "matmul", "mm", "bmm") and len(values) == 2 and not keywords:
             return self.algebra.apply("sum", values[0] * values[1])
         if set(keywords) - {"inplace", "out"}:
             raise Unreadable(f"{name} with {', '.join(sorted(keywords))}")
