@@ -20,7 +20,7 @@ import functools
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -510,29 +510,36 @@ def _definition_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources:
     heads = sorted({spelling for _, _, _, spellings in definitions for spelling in spellings}, key=len, reverse=True)
     assigns = re.compile(rf"(?im)^[ \t]*(?:self\.)?(?:{'|'.join(map(re.escape, heads))})\w*[ \t]*=(?!=)")
     findings: list[Finding] = []
+    for file, text, tree, function in functions_holding(root, index, sources, assigns):
+        lines = source_lines(text)
+        # An edit elsewhere in the file (the editor re-checks it whole) reuses what this function gave.
+        key = (file, function.qualname, function.location.line, "\n".join(lines[function.location.line : function.location.end_line + 1]), id(definitions))
+        findings += _DEFINED.get(key, lambda: _function_definitions(file, tree, function, definitions))
+    return findings
+
+
+def functions_holding(
+    root: Path, index: CodeIndex, sources: Mapping[str, str], pattern: re.Pattern[str]
+) -> Iterator[tuple[str, str, ModuleDefinitions, FunctionSite]]:
+    """(file, its text, its definitions, a function) for the innermost function holding each line
+    `pattern` finds something in, once each: the editor asks after every edit, and reading
+    only these functions keeps that from walking every function of a file."""
     for file in index.files:
         functions = [f for f in file.functions if f.kind == "function" and f.location.end_line is not None]
         if not file.file.endswith(".py") or not functions:
             continue
         read = read_definitions(root, file.file, sources)
-        if read is None:
+        if read is None or not pattern.search(read[0]):
             continue
         text, tree = read
-        if not assigns.search(text):
-            continue
-        lines = source_lines(text)
-        assigning = [n for n, line in enumerate(lines) if assigns.match(line)]
-        # The innermost function holding each such line, once.
+        matching = [n for n, line in enumerate(source_lines(text)) if pattern.search(line)]
         holders = {
             (holder.location.line, holder.qualname): holder
-            for n in assigning
+            for n in matching
             if (holder := min((f for f in functions if f.location.line < n <= f.location.end_line), key=lambda f: f.location.end_line - f.location.line, default=None))
         }  # fmt: skip
         for _, function in sorted(holders.items(), key=lambda item: item[0]):
-            # An edit elsewhere in the file (the editor re-checks it whole) reuses what this function gave.
-            key = (file.file, function.qualname, function.location.line, "\n".join(lines[function.location.line : function.location.end_line + 1]), id(definitions))
-            findings += _DEFINED.get(key, lambda: _function_definitions(file.file, tree, function, definitions))
-    return findings
+            yield file.file, text, tree, function
 
 
 def _function_definitions(file: str, tree: ModuleDefinitions, function: FunctionSite, definitions: list) -> list[Finding]:

@@ -23,14 +23,13 @@ from pathlib import Path
 
 from ...schemas import CodeIndex, CodeLocation, Evidence, Finding, Fix, PaperSpec
 from ..algebra import SKETCH
-from ..code.sites import source_lines
 from ..extract.formula import Unreadable, read_formula
 from ..extract.parts import framing_sections
 from ..extract.sentences import sentences_of
 from ..ingest.positions import span_location
 from ..text import readable, shorten
 from .binding import spells
-from .equations import definition_node, read_definitions
+from .equations import definition_node, functions_holding
 
 _LEARNABLE_RE = re.compile(r"\b(?:learnable|trainable)\b", re.I)
 # A symbol the sentence declares learnable: "$\alpha$ is a learnable scalar", "with $\rho_i$ being a
@@ -131,30 +130,16 @@ def initial_value_findings(root: Path, index: CodeIndex, sources: Mapping[str, s
     if not learnable:
         return []
     findings: list[Finding] = []
-    for file in index.files:
-        functions = [f for f in file.functions if f.kind == "function" and f.location.end_line is not None]
-        if not file.file.endswith(".py") or not functions:
-            continue
-        read = read_definitions(root, file.file, sources)
-        if read is None or not _PREFILTER_RE.search(read[0]):
-            continue
-        text, tree = read
-        lines = [n for n, line in enumerate(source_lines(text)) if _PREFILTER_RE.search(line)]
-        holders = {
-            holder.location.line: holder
-            for n in lines
-            if (holder := min((f for f in functions if f.location.line < n <= f.location.end_line), key=lambda f: f.location.end_line - f.location.line, default=None))
-        }  # fmt: skip
-        for _, function in sorted(holders.items()):
-            node = definition_node(tree, function)
-            for statement in ast.walk(node) if node is not None else ():
-                found = _initialised(statement)
-                if found is None:
-                    continue
-                attribute, how, value = found
-                symbol = _symbol_of(attribute, learnable)
-                if symbol is not None:
-                    findings.append(_finding(file.file, statement, attribute, how, value, *learnable[symbol]))
+    for file, _, tree, function in functions_holding(root, index, sources, _PREFILTER_RE):
+        node = definition_node(tree, function)
+        for statement in ast.walk(node) if node is not None else ():
+            found = _initialised(statement)
+            if found is None:
+                continue
+            attribute, how, value = found
+            symbol = _symbol_of(attribute, learnable)
+            if symbol is not None:
+                findings.append(_finding(file, statement, attribute, how, value, *learnable[symbol]))
     return list({f.id: f for f in findings}.values())
 
 
