@@ -18,7 +18,8 @@ YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # A string's closing quote is optional: an unclosed one then costs one scan, not one per quote.
 _JSON_TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
-_TOML_KEY_RE = re.compile(r"(?m)^[ \t]*(\[\[?)?[ \t]*([^\s=\[\]#][^=\[\]#\n]*?)[ \t]*(?:\]\]?|=)")  # `[a.b]`, `a.b =`
+# `[a.b]`, `a.b =`; possessive and greedy, so a long run of blanks costs one pass, not one per split.
+_TOML_KEY_RE = re.compile(r"(?m)^[ \t]*+(\[\[?)?[ \t]*+([^\s=\[\]#](?:[^=\[\]#\n]*[^\s=\[\]#])?)[ \t]*+(?:\]\]?|=)")
 _TOML_TOKEN_RE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?|#[^\n]*|[\[\]{}]')
 
 

@@ -343,6 +343,17 @@ def test_toml_nested_by_dotted_keys_or_table_headers_is_bounded_too():
     assert toml_too_deep('[tool.paperlens]\npaper = "../paper"\n[tool.paperlens.sandbox]\nimage = "python:3.11"\n') is None
 
 
+def test_a_long_run_of_blanks_in_toml_costs_one_scan():
+    """Found by bench/fuzz.py: a 64 KB line of spaces in pyproject.toml hung `check` (each split of
+    the run between two patterns of blanks was tried)."""
+    from paperlens.pipeline.nesting import toml_too_deep
+
+    with within(5):
+        for text in ("[tool.paperlens]\n" + " " * 300_000 + '\npaper = "x"\n', "a" + " " * 300_000 + "\n", "key" + " b" * 150_000 + "\n"):
+            assert toml_too_deep(text) is None
+    assert toml_too_deep("x = 1\n" + "  " + ".".join(["a"] * 3000) + "   = 1\n") is not None  # still counted after blanks
+
+
 def test_an_unclosed_string_costs_one_scan_not_one_per_quote():
     from paperlens.pipeline.code.python import MAX_PYTHON_TOKENS, index_python
     from paperlens.pipeline.nesting import json_too_deep, toml_too_deep
