@@ -16,6 +16,7 @@ the function returns."""
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import re
 import threading
@@ -30,7 +31,7 @@ from ..code.formula import Assigned, Computed, parameters_of, read_assignments, 
 from ..code import MAX_FILE_BYTES
 from ..code.incremental import ModuleDefinitions, definitions_of
 from ..code.anchors import anchor_comment
-from ..code.sites import source_lines
+from ..code.sites import line_starts, source_lines
 from ..extract.formula import Formula, Unreadable, defined_name, read_formula
 from ..extract.parts import framing_sections, method_formulas
 from ..files import UnreadableFile, read_regular_file
@@ -240,7 +241,7 @@ def _returns_of(node: ast.AST) -> list[ast.Return]:
     return found
 
 
-class _Memo:
+class Memo:
     """A bounded, thread-safe memo (the editor's analyses run in several threads): what was computed
     for a key, the least recently used forgotten first."""
 
@@ -264,9 +265,9 @@ class _Memo:
 
 # What one anchored definition gives, by everything it depends on: an edit elsewhere in the file
 # (the editor re-checks the whole file on each) reuses it instead of walking the definition again.
-_COMPARED = _Memo(1024)
+_COMPARED = Memo(1024)
 # What a function and an equation gave, by the function's tree (with its lines) and the equation.
-_DECIDED = _Memo(1024)
+_DECIDED = Memo(1024)
 
 
 def _compared(
@@ -494,7 +495,7 @@ def _sketches(tree: ModuleDefinitions, function: FunctionSite) -> list[Computed]
     return _computed(node, sketch=True) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
 
 
-_SKETCHED = _Memo(4096)  # a function's sketches, by its file, line and text
+_SKETCHED = Memo(4096)  # a function's sketches, by its file, line and text
 
 
 def _definition_findings(root: Path, spec: PaperSpec, index: CodeIndex, sources: Mapping[str, str]) -> list[Finding]:
@@ -532,7 +533,8 @@ def functions_holding(
         if read is None or not pattern.search(read[0]):
             continue
         text, tree = read
-        matching = [n for n, line in enumerate(source_lines(text)) if pattern.search(line)]
+        starts = line_starts(text)
+        matching = sorted({bisect.bisect_right(starts, found.start()) - 1 for found in pattern.finditer(text)})
         holders = {
             (holder.location.line, holder.qualname): holder
             for n in matching
@@ -556,7 +558,7 @@ def _function_definitions(file: str, tree: ModuleDefinitions, function: Function
     return findings
 
 
-_DEFINED = _Memo(1024)  # by function text: what its statements gave against the paper's definitions
+_DEFINED = Memo(1024)  # by function text: what its statements gave against the paper's definitions
 
 
 def _defines(assigned: Assigned, name: str, sketch: Any) -> bool:
@@ -612,7 +614,7 @@ def _definitions(spec: PaperSpec) -> list[tuple[str, Any, Evidence, tuple[str, .
     return found if held is spec else _read_definitions_of(spec)  # an id reused by another spec
 
 
-_DEFINITIONS = _Memo(4)  # by the spec's identity: (the spec, its definitions)
+_DEFINITIONS = Memo(4)  # by the spec's identity: (the spec, its definitions)
 
 
 def _read_definitions_of(spec: PaperSpec) -> list[tuple[str, Any, Evidence, tuple[str, ...]]]:

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from ...schemas import CodeIndex, CodeLocation, Evidence, Finding, Fix, PaperSpec
+from ...schemas import CodeIndex, CodeLocation, Evidence, Finding, Fix, FunctionSite, PaperSpec
 from ..algebra import SKETCH
 from ..extract.formula import Unreadable, read_formula
 from ..extract.parts import framing_sections
@@ -29,7 +29,9 @@ from ..extract.sentences import sentences_of
 from ..ingest.positions import span_location
 from ..text import readable, shorten
 from .binding import spells
-from .equations import definition_node, functions_holding
+from ..code.incremental import ModuleDefinitions
+from ..code.sites import source_lines
+from .equations import Memo, definition_node, functions_holding
 
 _LEARNABLE_RE = re.compile(r"\b(?:learnable|trainable)\b", re.I)
 # A symbol the sentence declares learnable: "$\alpha$ is a learnable scalar", "with $\rho_i$ being a
@@ -130,17 +132,29 @@ def initial_value_findings(root: Path, index: CodeIndex, sources: Mapping[str, s
     if not learnable:
         return []
     findings: list[Finding] = []
-    for file, _, tree, function in functions_holding(root, index, sources, _PREFILTER_RE):
-        node = definition_node(tree, function)
-        for statement in ast.walk(node) if node is not None else ():
-            found = _initialised(statement)
-            if found is None:
-                continue
-            attribute, how, value = found
-            symbol = _symbol_of(attribute, learnable)
-            if symbol is not None:
-                findings.append(_finding(file, statement, attribute, how, value, *learnable[symbol]))
+    for file, text, tree, function in functions_holding(root, index, sources, _PREFILTER_RE):
+        # An edit elsewhere in the file (the editor re-checks it whole) reuses what this function gave.
+        held = "\n".join(source_lines(text)[function.location.line : function.location.end_line + 1])
+        key = (file, function.qualname, function.location.line, held, tuple(learnable))
+        findings += _STARTED.get(key, lambda: _function_starts(file, tree, function, learnable))
     return list({f.id: f for f in findings}.values())
+
+
+def _function_starts(file: str, tree: ModuleDefinitions, function: FunctionSite, learnable: Mapping[str, tuple[str, Evidence]]) -> list[Finding]:
+    found_here: list[Finding] = []
+    node = definition_node(tree, function)
+    for statement in ast.walk(node) if node is not None else ():
+        found = _initialised(statement)
+        if found is None:
+            continue
+        attribute, how, value = found
+        symbol = _symbol_of(attribute, learnable)
+        if symbol is not None:
+            found_here.append(_finding(file, statement, attribute, how, value, *learnable[symbol]))
+    return found_here
+
+
+_STARTED = Memo(1024)  # by function text: the starts of learnable parameters it sets
 
 
 def _initialised(statement: ast.AST) -> tuple[str, str, ast.expr] | None:

@@ -28,7 +28,8 @@ def source_lines(source: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=8)
-def _line_starts(source: str) -> tuple[int, ...]:
+def line_starts(source: str) -> tuple[int, ...]:
+    """The offset where each line of a source starts."""
     return (0, *(match.end() for match in _LINE_BREAK_RE.finditer(source)))
 
 
@@ -69,7 +70,7 @@ class SourceText:
 
     @property
     def line_starts(self) -> tuple[int, ...]:
-        return _line_starts(self.source)
+        return line_starts(self.source)
 
     def position(self, offset: int) -> tuple[int, int]:
         """(line, column) of a character offset into the source."""
