@@ -23,14 +23,14 @@ from pathlib import Path
 
 from ...schemas import CodeIndex, CodeLocation, Evidence, Finding, Fix, FunctionSite, PaperSpec
 from ..algebra import SKETCH
+from ..code.incremental import ModuleDefinitions
+from ..code.sites import source_lines
 from ..extract.formula import Unreadable, read_formula
 from ..extract.parts import framing_sections
 from ..extract.sentences import sentences_of
 from ..ingest.positions import span_location
 from ..text import readable, shorten
 from .binding import spells
-from ..code.incremental import ModuleDefinitions
-from ..code.sites import source_lines
 from .equations import Memo, definition_node, functions_holding
 
 _LEARNABLE_RE = re.compile(r"\b(?:learnable|trainable)\b", re.I)
