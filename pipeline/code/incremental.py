@@ -773,7 +773,9 @@ def _copied(model, **changes):
 
 
 def _moved_definition(definition: _Definition, location: CodeLocation) -> _Definition:
-    return _Definition(*(location if name == "location" else getattr(definition, name) for name in _DEFINITION_FIELDS))
+    """The definition at its new place; the site made of it at the old one is made again."""
+    moved = {"location": location, "made": None}
+    return _Definition(*(moved[name] if name in moved else getattr(definition, name) for name in _DEFINITION_FIELDS))
 
 
 def _assemble(path: str, source: str, text: SourceText, indexer: _Indexer, segments: list[_Segment]) -> FileIndex:

@@ -343,6 +343,9 @@ class _Definition:
     location: CodeLocation
     module_level: bool
     registered: bool  # a decorator that may register it
+    # The FunctionSite made of it last, and whether it was used then: an edit elsewhere in the file
+    # re-reads the definitions of the segments it left alone, and reuses their sites.
+    made: tuple[bool, FunctionSite] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,8 +396,8 @@ class _Indexer:
                 or definition.name in self._exported
                 or definition.name in self.vocabulary.entry_points
             )
-            sites.append(
-                FunctionSite.model_construct(
+            if definition.made is None or definition.made[0] != used:
+                site = FunctionSite.model_construct(
                     name=definition.name,
                     qualname=definition.qualname,
                     kind=definition.kind,
@@ -402,7 +405,8 @@ class _Indexer:
                     used_in_file=used,
                     location=definition.location,
                 )
-            )
+                definition.made = (used, site)
+            sites.append(definition.made[1])
         return sites
 
     def call_arguments(self) -> list[CallArguments]:
