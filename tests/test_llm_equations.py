@@ -38,18 +38,23 @@ def dyt(x, alpha, gamma, beta):
 '''
 
 
-@pytest.fixture
-def undecided_pair(tmp_path):
+def _undecided(tmp_path, code: str):
+    """PAPER and `code` (as norms.py) checked: (workspace, spec, index, the pairs left undecided)."""
     (tmp_path / "paper").mkdir()
     (tmp_path / "paper" / "main.tex").write_text(PAPER)
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    (workspace / "norms.py").write_text(textwrap.dedent(CODE))
+    (workspace / "norms.py").write_text(textwrap.dedent(code))
     spec = read_paper(tmp_path / "paper" / "main.tex", use_cache=False)
     index = index_workspace(workspace)
-    report = check(workspace, spec, index, DecisionsFile())
-    assert [p.reason for p in report.undecided] == ["the function cannot be read (the call project)"]
-    return workspace, spec, index, report.undecided
+    return workspace, spec, index, check(workspace, spec, index, DecisionsFile()).undecided
+
+
+@pytest.fixture
+def undecided_pair(tmp_path):
+    workspace, spec, index, undecided = _undecided(tmp_path, CODE)
+    assert [p.reason for p in undecided] == ["the function cannot be read (the call project)"]
+    return workspace, spec, index, undecided
 
 
 def verdict(outcome: str, code_quote: str, paper_quote: str, difference: str = "") -> str:
@@ -100,14 +105,7 @@ def dyt_again(x, alpha, gamma, beta):
 def test_an_answer_that_fails_costs_its_pair_and_a_server_that_stops_keeps_what_was_judged(tmp_path):
     import httpx2
 
-    (tmp_path / "paper").mkdir()
-    (tmp_path / "paper" / "main.tex").write_text(PAPER)
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "norms.py").write_text(textwrap.dedent(TWO_PAIRS))
-    spec = read_paper(tmp_path / "paper" / "main.tex", use_cache=False)
-    index = index_workspace(workspace)
-    undecided = check(workspace, spec, index, DecisionsFile()).undecided
+    workspace, spec, index, undecided = _undecided(tmp_path, TWO_PAIRS)
     assert [p.function for p in undecided] == ["dyt", "dyt_again"]
     kept = verdict("differs", "return gamma * torch.tanh(alpha * h)", r"+ \beta", "the code leaves out the shift beta")
     settings = LLMSettings(base_url="http://recorded.invalid/v1", model=MODEL_NAME, max_retries=0, cache=False)  # each client asks afresh

@@ -23,10 +23,11 @@ from pathlib import Path
 
 from ...schemas import CodeIndex, CodeLocation, Evidence, Finding, Fix, FunctionSite, PaperSpec
 from ..algebra import SKETCH
+from ..code.formula import own_attribute
 from ..code.incremental import ModuleDefinitions
 from ..code.sites import source_lines
 from ..extract.formula import Unreadable, read_formula
-from ..extract.parts import framing_sections
+from ..extract.parts import INLINE_MATH_RE, framing_sections
 from ..extract.sentences import sentences_of
 from ..ingest.positions import span_location
 from ..text import readable, shorten
@@ -55,7 +56,6 @@ _KEEPING_CALLS = frozenset({"to", "float", "double", "half", "cuda", "cpu", "vie
 _INITIALISED_RE = re.compile(r"\binitiali[sz]\w*|\binit\b", re.I)
 # "All weights are initialized from N(0, 0.02)": a start stated for every parameter.
 _EVERY_PARAMETER_RE = re.compile(r"\b(?:all|every)\s+(?:(?:the|other|model|network|learnable|trainable)\s+){0,2}(?:weights|parameters)\b", re.I)
-_INLINE_MATH_RE = re.compile(r"\$([^$]{1,300})\$")
 # A few words between a symbol and "initialized" still say how it starts ("α is initialized to").
 _SAID_BEFORE_RE = re.compile(r"^\s*(?:\S+\s+){0,3}initiali[sz]", re.I)
 # Words code adds to a parameter's name for the raw value it maps to the symbol (`rho_raw` → ρ).
@@ -83,7 +83,7 @@ def learnable_symbols(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
                 continue
             if initialised and _EVERY_PARAMETER_RE.search(text):
                 return {}  # every parameter's start is stated
-            for math in _INLINE_MATH_RE.finditer(text):
+            for math in INLINE_MATH_RE.finditer(text):
                 named = _symbols_named(math[1])
                 if initialised and (math.start() > initialised.start() or _SAID_BEFORE_RE.match(text[math.end() :])):
                     started |= {name for _, name in named}
@@ -163,7 +163,7 @@ def _initialised(statement: ast.AST) -> tuple[str, str, ast.expr] | None:
     passed in, or a parameter that is not trained (`requires_grad=False`)."""
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.Call):
         target, call = statement.targets[0], statement.value
-        if not (_own_attribute(target) and _called(call) == "Parameter" and call.args):
+        if not (own_attribute(target) and _called(call) == "Parameter" and call.args):
             return None
         if any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords):
             return None
@@ -179,7 +179,7 @@ def _initialised(statement: ast.AST) -> tuple[str, str, ast.expr] | None:
     if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
         call = statement.value
         name = _called(call)
-        if name and name.endswith("_") and call.args and _own_attribute(call.args[0]) and isinstance(call.func, ast.Attribute):
+        if name and name.endswith("_") and call.args and own_attribute(call.args[0]) and isinstance(call.func, ast.Attribute):
             if ast.unparse(call.func.value).endswith("init") and name not in _FIXED_INITIALISERS:
                 return call.args[0].attr, "at random", call
             if ast.unparse(call.func.value).endswith("init") and name == "constant_" and not _conventional(call):
@@ -234,10 +234,6 @@ def _finding(file: str, statement: ast.AST, attribute: str, how: str, value: ast
             Fix(kind="ask-authors", title=f"Ask the authors how they initialise {symbol}"),
         ],
     )
-
-
-def _own_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _called(call: ast.Call) -> str | None:

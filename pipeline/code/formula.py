@@ -176,7 +176,7 @@ class _Reader:
             self.taint(changed, "an in-place call", env)  # `y = x.add_(1)` changes x as well
         target = statement.targets[0] if kind is ast.Assign and len(statement.targets) == 1 else getattr(statement, "target", None)
         if kind in (ast.Assign, ast.AnnAssign) and getattr(statement, "value", None) is not None and target is not None:
-            key = target.id if type(target) is ast.Name else "self." + target.attr if _own_attribute(target) else None
+            key = target.id if type(target) is ast.Name else "self." + target.attr if own_attribute(target) else None
             if key is not None:
                 try:
                     value = self.value(statement.value, env)
@@ -246,7 +246,7 @@ class _Reader:
             if not math.isfinite(node.value):
                 raise Unreadable(f"the constant {node.value!r}")
             return self.algebra.number(repr(node.value))
-        if kind is ast.Name or _own_attribute(node):
+        if kind is ast.Name or own_attribute(node):
             key = node.id if kind is ast.Name else "self." + node.attr
             self.nodes += self.sizes.get(key, 0)
             value = env.get(key)
@@ -418,9 +418,9 @@ def _changed(statement: ast.AST) -> set[str]:
 
 def _key_of(node: ast.expr) -> str:
     """The name a target or an argument is rooted at: `x[0]` → x, `self.cache[0]` → self.cache."""
-    while type(node) in (ast.Subscript, ast.Starred) or (type(node) is ast.Attribute and not _own_attribute(node)):
+    while type(node) in (ast.Subscript, ast.Starred) or (type(node) is ast.Attribute and not own_attribute(node)):
         node = node.value
-    if _own_attribute(node):
+    if own_attribute(node):
         return "self." + node.attr
     return node.id if type(node) is ast.Name else ""
 
@@ -431,7 +431,7 @@ def _aliased(value: ast.expr) -> str | None:
     while True:
         if type(value) is ast.Name:
             return value.id
-        if _own_attribute(value):
+        if own_attribute(value):
             return "self." + value.attr
         if type(value) is ast.Subscript:
             value = value.value
@@ -441,7 +441,7 @@ def _aliased(value: ast.expr) -> str | None:
             return None
 
 
-def _own_attribute(node: ast.expr) -> bool:
+def own_attribute(node: ast.expr) -> bool:
     """`self.alpha` (or `cls.alpha`)."""
     return type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id in ("self", "cls")
 

@@ -51,7 +51,7 @@ def top_section(spec: PaperSpec, section_id: str | None) -> str | None:
     return None
 
 
-_INLINE_MATH_RE = re.compile(r"\$([^$]{3,300})\$")
+INLINE_MATH_RE = re.compile(r"\$([^$]{1,300})\$")  # bounded: a hostile paper costs one scan
 
 
 def method_formulas(spec: PaperSpec) -> list[tuple[str, Location]]:
@@ -64,7 +64,7 @@ def method_formulas(spec: PaperSpec) -> list[tuple[str, Location]]:
         if paragraph.section_id not in aside:
             formulas += [
                 (math[1], span_location(paragraph, math.start(1), math.end(1)))
-                for math in _INLINE_MATH_RE.finditer(paragraph.text)
+                for math in INLINE_MATH_RE.finditer(paragraph.text)
                 if "=" in math[1]
             ]
     return formulas
