@@ -840,3 +840,36 @@ The gate $g_{out}$ is learnable. The matrix $\mathbf{W}$ and the scale $s$ are l
     # A start stated for every parameter at once says how these start too.
     everything = body + "\nAll weights are initialized from a normal distribution with standard deviation 0.02.\n"
     assert not [f for f in _check(tmp_path / "all", everything, {"mixer.py": code}) if f.setting and f.setting.startswith("initial ")]
+
+
+def test_a_variable_named_for_one_initialization_holding_another_is_a_divergence(tmp_path):
+    """`he_init = GlorotNormal()`: whatever gets the name runs Xavier, not the He scheme the paper
+    compares. A name that says the scheme it holds, or a scheme the paper never names, is silent."""
+    body = TRAINING + "\nWe compare tanh with Xavier initialization and ReLU with He initialization.\n"
+    files = {
+        "train.py": """
+            import tensorflow as tf
+            he_init = tf.keras.initializers.GlorotNormal()
+            xavier_init = tf.keras.initializers.GlorotNormal()
+            lecun_init = tf.keras.initializers.GlorotNormal()
+            layer = tf.keras.layers.Dense(16, kernel_initializer=he_init)
+            """,
+    }
+    found = [(f.code.line + 1, f.paper_value) for f in _check(tmp_path, body, files) if f.setting == "initialization"]
+    assert found == [(3, "Kaiming")]  # LeCun: the paper never names it
+    assert [f for f in _check(tmp_path / "plain", TRAINING, files) if f.setting == "initialization"] == []
+
+
+def test_a_set_of_values_states_each_of_them_and_an_open_set_none():
+    from paperlens.pipeline.extract.hyperparameters import find_stated
+    from paperlens.pipeline.extract.mathtext import to_plain
+
+    def stated(text):
+        return [(s.normalized_name, s.read.value) for s in find_stated(to_plain(text))]
+
+    assert stated(r"We compare on different sizes of problem: $n \in \{100,200,500 \}$.") == [("n", 100), ("n", 200), ("n", 500)]
+    assert stated(r"The learning rate is chosen from $\{10^{-3}, 3 \times 10^{-4}\}$.") == [("learning_rate", 1e-3), ("learning_rate", 3e-4)]
+    assert stated(r"The batch size is chosen from \{1,000, 2,000\}.") == [("batch_size", 1000), ("batch_size", 2000)]
+    assert stated(r"For LEN, we tune $m$ in $\{10, 100, d \}$.") == []  # d leaves the value open
+    assert stated(r"The labels are $y \in \{0, 1\}$.") == []  # a domain
+    assert stated(r"For each $k \in \{1, \dots, K\}$ we sample.") == []

@@ -32,7 +32,7 @@ from ...schemas import (
 )
 from ..decisions import DECISIONS_PATH
 from ..text import readable
-from ..code.knowledge import code_vocabulary, is_part_setting, is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds, spawns_processes, technique_switched, stage_named_by
+from ..code.knowledge import code_vocabulary, is_part_setting, snake_case, is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds, spawns_processes, technique_switched, stage_named_by
 from ..code.launchers import command_numbers
 from ..code.sites import SourceText
 from ..extract.components import find_mentions
@@ -103,7 +103,8 @@ class PaperFacts:
     # The learning-rate decays the paper names (cosine, constant; not a warm-up), each with what it is
     # stated for ("MNIST T-Shirt DDPMs were trained ... with cosine decay") and where.
     schedules: list[tuple[str, frozenset[str], Evidence]] = field(default_factory=list)
-    used_evidence: dict[str, Evidence] = field(default_factory=dict)
+    used_evidence: dict[str, Evidence] = field(default_factory=dict)  # component kind → the first use's sentence
+    named_components: dict[str, Evidence] = field(default_factory=dict)  # component → the method's first sentence naming it
     names: frozenset[str] = frozenset()  # folded names of models and datasets the prose uses (scope.py)
     delegated_words: frozenset[str] = frozenset()  # what sentences handing settings to another recipe speak of
     # Symbols declared learnable whose start no sentence states → (their LaTeX, the declaring sentence).
@@ -198,6 +199,9 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
         side.used_evidence.setdefault(component.kind, component.evidence)
         if component.kind == "schedule" and "warmup" not in component.name:
             side.schedules.append((component.name, scope_of(component.evidence.quote, component.name), component.evidence))
+    for mention in spec.components:
+        if mention.section_id not in framing:
+            side.named_components.setdefault(mention.name, Evidence(quote=" ".join(mention.text.split()), location=mention.location))
     side.unmentioned = _unmentioned_techniques(spec, reading, used, delegating)
     side.unweighted = unweighted_terms(spec)
     side.distances = distance_terms(spec)
@@ -878,6 +882,44 @@ def _check_switch(site: ValueSite, side: PaperFacts, context: WorkspaceContext, 
     return _unmentioned_finding(site, setting, side, context)
 
 
+# Kinds whose schemes a variable's name says in one word (`he_init`, `xavier_initializer`); a
+# norm's or an activation's words (`layer`, `in`) say too many other things.
+_NAMED_BY_A_WORD_KINDS = ("initialization",)
+
+
+def _check_named_component(lines: _SourceLines, site: ComponentSite, side: PaperFacts, context: WorkspaceContext) -> Finding | None:
+    """`He_initializer = GlorotNormal()`: a variable named for a scheme the paper uses, holding
+    another. Whatever the name is passed to gets the call's scheme, not the one the name promises."""
+    if site.kind not in _NAMED_BY_A_WORD_KINDS or not site.live or not _in_a_training_run(site.location.file, context):
+        return None
+    line = lines.line(site.location.file, site.location.line) or ""
+    assigned = re.search(rf"(?<![\w.])(?P<target>[A-Za-z_]\w*)\s*=\s*{re.escape(site.symbol)}\s*\(", line)
+    if assigned is None:
+        return None
+    target = assigned["target"]
+    named = {found: word for word in snake_case(target).split("_") if (found := code_vocabulary().text_component(site.kind, word))}
+    if len(named) != 1:
+        return None
+    [(promised, word)] = named.items()
+    if promised == site.name or promised not in side.named_components:
+        return None
+    return Finding(
+        id=_site_id("divergence", site.kind, site.location),
+        kind="divergence",
+        severity="warning",
+        confidence=0.8,
+        confidence_note=f"the scheme promised is read from the name `{target}`",
+        message=f"{target} is {site.symbol}() ({site.name}), but its name says {promised} (`{word}`), which the paper names",
+        setting=site.kind,
+        component=site.name,
+        code=site.location,
+        code_value=site.name,
+        paper_value=promised,
+        paper=[side.named_components[promised]],
+        fixes=[Fix(kind="record-deviation", title=f"Record {target} = {site.name} as a deliberate deviation")],
+    )
+
+
 def _decoupled_decay_unknown(site: ComponentSite, values: dict[tuple[str, int], list[ValueSite]]) -> bool:
     """AdamW with a weight decay of 0 is Adam: with the decay passed as a name whose value is not known
     here, or as 0, the code may well run the paper's Adam. Without one, AdamW decays by its default."""
@@ -1108,6 +1150,9 @@ def check_file(
         for finding in checks:
             if finding is not None:
                 found.setdefault(finding.id, finding)
+    for component in file.components:
+        if (finding := _check_named_component(lines, component, facts, context)) is not None:
+            found.setdefault(finding.id, finding)
     return [recorded(f, facts.decisions) for f in found.values()]
 
 

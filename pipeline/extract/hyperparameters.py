@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...schemas import Equation, Hyperparameter
 from .components import Mention
@@ -34,6 +34,7 @@ from .reading import (
     acceptable,
     ends_its_math,
     looks_like_year,
+    read_one,
     read_values,
     reads_in,
     resolve_entry,
@@ -215,7 +216,7 @@ def find_stated(plain: PlainText) -> Iterator[Stated]:
     """Every value stated in one sentence's plain form, in order, none read twice."""
     text = plain.text
     names = sorted(_names_in(plain), key=lambda name: name.start)
-    found = [*_paired(plain, names), *_named(plain, names), *_counted(plain), *_shares(plain)]
+    found = [*_paired(plain, names), *_named(plain, names), *_sets(plain, names), *_counted(plain), *_shares(plain)]
     found = [s for s in found if not _is_variant(text, s.name_start) and not _is_hypothetical(text, s.read.end)]
     # A value read by two statements ("λ = γ = 0.1" and "γ = 0.1") counts for the first only. The
     # values taken are kept by where their reading starts, so that each is checked against its
@@ -283,6 +284,43 @@ def _named(plain: PlainText, names: list[_Name]) -> Iterator[Stated]:
             yield from _stated(
                 target.text, target.entry, target.symbol or symbol, reads, name.start, ("named", name.start)
             )
+
+
+# "n ∈ {100, 200, 500}", "the learning rate is chosen from {1e-3, 1e-4}": the values a sweep runs.
+_SET_RE = re.compile(
+    r"\s*(?:∈|(?:is\s+|are\s+|was\s+|were\s+)?(?:chosen\s+|selected\s+|tuned\s+|searched\s+|swept\s+)?(?:in|from|over|among)\s+)"
+    r"\{(?P<elements>[^{}]{1,200})\}"
+)
+# Sets of these alone are a domain ("y ∈ {0, 1}", "s ∈ {-1, 1}"), not values a run sets.
+_DOMAIN_VALUES = frozenset({-1.0, 0.0, 1.0})
+
+
+def _sets(plain: PlainText, names: list[_Name]) -> Iterator[Stated]:
+    """A name and the set of values it takes ("n ∈ {100, 200, 500}"): each value is stated, for one
+    of the experiments the sweep makes. Only sets of numbers: "m ∈ {10, 100, d}" or "{1, …, K}"
+    leaves a value open, and a set of -1, 0 and 1 is a domain."""
+    text = plain.text
+    for name in names:
+        if (name.symbol is None and name.entry is None) or not (found := _SET_RE.match(text, name.end)):
+            continue
+        if name.symbol is not None and not plain.in_math(name.start, name.end):
+            continue
+        # "{100,200,500}" lists three values, "{1,000, 2,000}" two: commas without a space separate
+        # only where no comma has one.
+        start = found.start("elements")
+        separator = ", " if ", " in found["elements"] else ","
+        reads: list[ReadValue] = []
+        for element in found["elements"].split(separator):
+            written = element.strip()
+            read = read_one(written, 0, name.entry, in_list=True)
+            if read is None or read.end != len(written):
+                break
+            offset = start + element.index(written)
+            reads.append(replace(read, start=read.start + offset, end=read.end + offset))
+            start += len(element) + len(separator)
+        else:
+            if len(reads) > 1 and not {r.value for r in reads} <= _DOMAIN_VALUES:
+                yield from _stated(name.text, name.entry, name.symbol, reads, name.start, ("set", name.start))
 
 
 def _per_experiment(text: str, end: int, entry: HyperparameterEntry | None) -> list[ReadValue]:

@@ -115,7 +115,7 @@ def value_end(text: str, read: ReadValue) -> int:
     if isinstance(read.value, str):
         unit = UNIT_RE.search(text, read.start, read.end)
         return unit.start() if unit else read.end
-    match = VALUE_RE.match(text, read.start)
+    match = VALUE_RE.match(text, read.start, read.end)  # bounded: "100" of the set "{100,200,500}"
     return match.end() if match else read.end
 
 
