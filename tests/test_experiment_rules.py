@@ -873,3 +873,26 @@ def test_a_set_of_values_states_each_of_them_and_an_open_set_none():
     assert stated(r"For LEN, we tune $m$ in $\{10, 100, d \}$.") == []  # d leaves the value open
     assert stated(r"The labels are $y \in \{0, 1\}$.") == []  # a domain
     assert stated(r"For each $k \in \{1, \dots, K\}$ we sample.") == []
+
+
+def test_training_timesteps_drawn_from_the_end_of_the_schedule_only_are_a_divergence(tmp_path):
+    """`randint(999, T)` trains at t = 999 only, where the objective averages over every t; a draw
+    from 0 or 1, a sampler's timesteps and a paper with no such objective say nothing."""
+    objective = TRAINING + r"""
+\begin{equation}
+L(\theta) = \mathbb{E}_{x, \epsilon, t} \left\| \epsilon - \epsilon_\theta(x_t, t) \right\|_2^2
+\end{equation}
+"""
+    files = {
+        "train.py": """
+            import torch
+            timesteps = torch.randint(999, scheduler.config.num_train_timesteps, (bsz,), device=device).long()
+            t = torch.randint(0, 1000, (bsz,))
+            ts = torch.randint(1, T + 1, (bsz,))
+            index = torch.randint(500, 1000, (bsz,))
+            """,
+        "sample.py": "import torch\ntimesteps = torch.randint(999, 1000, (1,))\n",
+    }
+    found = [(f.code.file, f.code.line + 1, f.code_value) for f in _check(tmp_path, objective, files) if f.setting == "timestep_start"]
+    assert found == [("train.py", 3, "999")]
+    assert [f for f in _check(tmp_path / "plain", TRAINING, files) if f.setting == "timestep_start"] == []

@@ -45,7 +45,7 @@ from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_sta
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
 from .initial_values import initial_value_findings, learnable_symbols
-from .loss_terms import chosen_distance, distance_terms, unweighted_terms, weighted_term
+from .loss_terms import chosen_distance, distance_terms, objective_over_time, unweighted_terms, weighted_term
 from .scope import file_words, fits, fold, for_a_baseline, paragraph_scope, table_scope, holds_no_run, named_in, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
 from .units import code_measure, comparable, paper_measure
 
@@ -96,6 +96,7 @@ class PaperFacts:
     unweighted: dict[str, Evidence] = field(default_factory=dict)  # loss terms a sum adds with no weight (loss_terms.py)
     distances: dict[str, Evidence] = field(default_factory=dict)  # the distances (MSE, L1) the objective sums
     held_out: Evidence | None = None  # where the paper sets a validation split apart from the test set
+    over_time: Evidence | None = None  # the objective's expectation over the diffusion time t
     library_defaults: Evidence | None = None  # "we use AdamW with PyTorch's default parameters"
     # Component kinds whose choice the paper needs and never states (its schedule) → what and where.
     unstated_kinds: dict[str, tuple[str, str, Evidence]] = field(default_factory=dict)
@@ -206,6 +207,7 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
     side.unweighted = unweighted_terms(spec)
     side.distances = distance_terms(spec)
     side.held_out = _held_out_validation(spec, framing)
+    side.over_time = objective_over_time(spec)
     side.library_defaults = next((evidence for evidence, _ in delegating if _LIBRARY_DEFAULTS_RE.search(evidence.quote)), None)
     side.learnable = learnable_symbols(spec)
     return side
@@ -676,6 +678,17 @@ def _check_validation_data(site: ValueSite, side: PaperFacts) -> Finding | None:
     return _site_divergence(site, "validation_data", message, "the data is told by its name", side.held_out)
 
 
+def _check_timestep_start(site: ValueSite, side: PaperFacts) -> Finding | None:
+    """`timesteps = torch.randint(999, T, ...)` in training: every step draws t from the schedule's
+    end only, where the paper's objective averages over all of it (a range left from a test run)."""
+    if site.normalized_name != "timestep_start" or side.over_time is None or not site.live:
+        return None
+    if not isinstance(site.value, (int, float)) or isinstance(site.value, bool) or site.value <= 1 or site_stage(site) not in (None, "training"):
+        return None  # from 0 (or 1, counting from one): the whole schedule
+    message = f"{site.name} = randint({site.raw}, …) draws only timesteps from {site.raw} on, but the paper's objective takes its expectation over every t"
+    return _site_divergence(site, "timestep_start", message, "the timestep is told by its name and the randint it is drawn with", side.over_time, "0")
+
+
 def _check_loss_choice(site: ValueSite, side: PaperFacts) -> Finding | None:
     """A setting choosing a distance (`reconstruction_loss: "l1"`) other than the one the paper's
     objective sums (L_MSE), when the objective sums one only."""
@@ -1144,6 +1157,7 @@ def check_file(
             _check_loss_weight(given, facts),
             _check_loss_choice(given, facts),
             _check_validation_data(given, facts),
+            _check_timestep_start(given, facts),
             _check_library_default(given, facts),
             _check_switch(given, facts, context, file),
         )

@@ -70,6 +70,20 @@ def _objective_terms(spec: PaperSpec) -> list[tuple[str, bool, Evidence]]:
     return terms
 
 
+# An expectation over the diffusion time: `\mathbb{E}_{t, x_0}`, `\mathbb{E}_{q(x_t|x)}[\|\epsilon - \epsilon_\theta(x_t, t)\|]`.
+_EXPECTATION_RE = re.compile(r"\\mathbb\s*\{?\s*E\b")
+_TIME_RE = re.compile(r"(?<![A-Za-z\\])t(?![A-Za-z])")
+
+
+def objective_over_time(spec: PaperSpec) -> Evidence | None:
+    """The method's first formula taking an expectation over the diffusion time t: the objective a
+    training step estimates by drawing t from the whole schedule."""
+    for latex, location in method_formulas(spec):
+        if _EXPECTATION_RE.search(latex) and _TIME_RE.search(latex):
+            return Evidence(quote=" ".join(latex.split()), location=location)
+    return None
+
+
 def chosen_distance(site: ValueSite) -> str | None:
     """The distance a loss setting chooses (`reconstruction_loss: "l1"` → l1), if it chooses one."""
     if not isinstance(site.value, str) or not _CHOICE_NAME_RE.match(site.name.rsplit(".", 1)[-1].lower()):

@@ -640,6 +640,8 @@ class _Indexer:
             self._field(node.targets[0].id, node.value, scope)  # attrs: tau = attr.ib(default=0.07)
             return
         self._expression(node.value, scope, container=container)
+        if container and _TIMESTEP_NAME_RE.fullmatch(container) and (first := _randint_low(node.value)) is not None:
+            self._value(container, self._evaluate(first, scope.env), first, "positional", call="randint", setting="timestep_start", always=True)
         evaluation = self._evaluate(node.value, scope.env)
         for target in node.targets:
             self._bind(target, node.value, evaluation, scope)
@@ -1467,6 +1469,19 @@ def _root_name(node: ast.Attribute) -> str | None:
 def _called(node: ast.expr) -> ast.expr:
     """A decorator's callee: `dataclass` of @dataclass(frozen=True)."""
     return node.func if type(node) is ast.Call else node
+
+
+# `timesteps = torch.randint(999, T, (b,)).long()`: the first diffusion timestep a training step draws.
+_TIMESTEP_NAME_RE = re.compile(r"(?i)t|ts|timesteps?|time_steps?")
+
+
+def _randint_low(value: ast.expr) -> ast.expr | None:
+    """The lower bound of a `randint(low, high, ...)` the value is (through `.long()`, `.to(device)`)."""
+    while type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr != "randint":
+        value = value.func.value
+    if type(value) is ast.Call and (_dotted(value.func) or "").rsplit(".", 1)[-1] == "randint" and len(value.args) >= 2:
+        return value.args[0]
+    return None
 
 
 def _target_name(target: ast.expr) -> str | None:
