@@ -61,6 +61,7 @@ class ValueSite(Model):
         "code elsewhere adds to (a count): either way not the value the run uses as a setting.",
     )
     live: bool = Field(default=True, description="False in code that never runs (after return, under `if False:`).")
+    help: str | None = Field(default=None, description="A command-line option's help text: what the option is, in the authors' words.")
     location: CodeLocation
 
 

@@ -896,3 +896,23 @@ L(\theta) = \mathbb{E}_{x, \epsilon, t} \left\| \epsilon - \epsilon_\theta(x_t, 
     found = [(f.code.file, f.code.line + 1, f.code_value) for f in _check(tmp_path, objective, files) if f.setting == "timestep_start"]
     assert found == [("train.py", 3, "999")]
     assert [f for f in _check(tmp_path / "plain", TRAINING, files) if f.setting == "timestep_start"] == []
+
+
+def test_a_one_letter_option_is_the_paper_symbol_its_help_describes_in_the_paper_words(tmp_path):
+    """`--n` is the paper's n only where its help says what the sentence stating n says ("size of
+    problem" / "sizes of problem: n ∈ {100, 200, 500}"); a run outside the sweep is information."""
+    body = TRAINING + "\nWe run on different sizes of problem: $n \\in \\{100,200,500\\}$.\n"
+
+    def files(help_text):
+        return {
+            "synthetic.py": f"""
+                import argparse
+                parser = argparse.ArgumentParser()
+                parser.add_argument('--n', type=int, default=100, help='{help_text}')
+                """,
+            "README.md": "Run\n```\npython synthetic.py --n 10\npython synthetic.py --n 200\n```\n",
+        }
+
+    found = [(f.code.file, f.code.line + 1, f.severity, f.code_value) for f in _check(tmp_path, body, files("size of problem"))]
+    assert found == [("README.md", 3, "info", "10")]
+    assert _check(tmp_path / "gpus", body, files("number of GPUs")) == []

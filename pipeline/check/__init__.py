@@ -456,6 +456,8 @@ class WorkspaceContext:
     run_configs: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     # The values of the settings each file sets, by variant family (scope.py::variant_families).
     variants: dict[str, dict[tuple[str, ...], tuple[float, ...]]] = field(default_factory=dict, hash=False, compare=False)
+    # Per command-line option (`n`, `learning_rate`), the help texts the workspace's parsers give it.
+    option_help: dict[str, frozenset[str]] = field(default_factory=dict, hash=False, compare=False)
 
     @classmethod
     def of(cls, index: CodeIndex) -> WorkspaceContext:
@@ -472,11 +474,48 @@ class WorkspaceContext:
             rare_path_words=_rare_path_words([file.file for file in index.files]),
             variants={file.file: _variants_of(file) for file in index.files},
             run_configs=_run_configs(index),
+            option_help=_option_help(index),
         )
 
     def variant_values(self, family: tuple[str, ...], file: str, own: dict[tuple[str, ...], tuple[float, ...]]) -> list[float]:
         """The values the family's sites give: `own`, those of `file` as it is now, and the rest's as last read."""
         return [*own.get(family, ()), *(v for other, families in self.variants.items() if other != file for v in families.get(family, ()))]
+
+
+def _option_help(index: CodeIndex) -> dict[str, frozenset[str]]:
+    helps: dict[str, set[str]] = {}
+    for file in index.files:
+        for site in file.values:
+            if site.help:
+                helps.setdefault(snake_case(site.name), set()).add(site.help)
+    return {option: frozenset(texts) for option, texts in helps.items()}
+
+
+# Words a help text and a sentence share without saying what a setting is.
+_HELP_FILLER = frozenset({"the", "of", "for", "a", "an", "to", "in", "on", "with", "and", "or", "by", "is", "used", "use", "value"})
+
+
+def _words(text: str) -> set[str]:
+    return {word.removesuffix("s") for word in re.findall(r"[a-z]{3,}", text.lower()) if word not in _HELP_FILLER}
+
+
+def _help_telling_symbol(site: ValueSite, side: PaperFacts, context: WorkspaceContext) -> str | None:
+    """The help text by which a one-letter option (`--n`, help "size of problem") is the paper's
+    symbol it spells: a sentence stating that symbol says what the help says ("on different sizes
+    of problem: $n \\in \\{100, 200, 500\\}$"). A letter alone could be anything."""
+    if site.kind not in ("argparse-default", "command-line"):
+        return None
+    option = snake_case(site.name)
+    if len(option) != 1 or option not in side.facts:
+        return None
+    helps = {site.help} if site.help else context.option_help.get(option, frozenset())
+    if len(helps) != 1:
+        return None
+    [help_text] = helps
+    words = _words(help_text)
+    if len(words) < 2 or not any(words <= _words(fact.evidence.quote) for fact in side.facts[option]):
+        return None
+    return help_text
 
 
 def _config_commands(index: CodeIndex) -> dict[str, tuple[str, ...]]:
@@ -712,8 +751,13 @@ def _check_value(
     cited: dict[str, set[str]],
     own_variants: dict[tuple[str, ...], tuple[float, ...]],
 ) -> Finding | None:
+    if not site.live or site.overridden or not isinstance(site.value, (int, float)) or isinstance(site.value, bool):
+        return None
+    help_told = _help_telling_symbol(site, side, context) if site.normalized_name is None else None
+    if help_told is not None:
+        site = site.model_copy(update={"normalized_name": snake_case(site.name)})
     name = site.normalized_name
-    if name is None or not site.live or site.overridden or not isinstance(site.value, (int, float)) or isinstance(site.value, bool):
+    if name is None:
         return None
     if name in side.symbols and not _is_symbol_of_the_method(site, context):
         return None
@@ -775,7 +819,10 @@ def _check_value(
         if experiment_unknown:
             confidence = min(confidence, SEVERAL_VALUES_CONFIDENCE)
             notes.append(f"the paper states several values ({', '.join(_number(v) for v in distinct)}); which experiment this code runs is not known")
-        if name in side.symbols and name not in ("temperature",):
+        if help_told is not None:
+            confidence = min(confidence, SYMBOL_NAMES_CONFIDENCE)
+            notes.append(f"matched by the symbol's name `{site.name}` and the option's help “{help_told}”")
+        elif name in side.symbols and name not in ("temperature",):
             confidence = min(confidence, SYMBOL_NAMES_CONFIDENCE)
             notes.append(f"matched by the symbol's name `{site.name}` only")
         processes = _processes_of(site.call or "") if site.kind == "command-line" else None
@@ -804,7 +851,7 @@ def _check_value(
             code=site.location,
             code_value=site.raw,
             paper_value=_number(fact.value),
-            paper=[f.evidence for f in facts],
+            paper=list({(f.evidence.quote, f.evidence.location.file, f.evidence.location.line): f.evidence for f in facts}.values()),  # one sentence may state several
             fixes=[
                 Fix(kind="use-paper-value", title=f"Use the paper's {name.replace('_', ' ')} ({_number(fact.value)})", edit=edit),
                 Fix(kind="record-deviation", title=f"Record {site.name} = {site.raw} as a deliberate deviation"),

@@ -1041,14 +1041,11 @@ class _Indexer:
         default = keywords["default"]
         # Named by its dest, so that `args.lr = ...` elsewhere is seen to replace it.
         name = dest if "dest" in keywords else (long_options or options)[0]
-        self._value(
-            name,
-            self._evaluate(default, scope.env),
-            default,
-            "argparse-default",
-            setting=normalize_name(dest),
-            always=True,
-        )
+        recorded = len(self.values)
+        self._value(name, self._evaluate(default, scope.env), default, "argparse-default", setting=normalize_name(dest), always=True)
+        help_node = keywords.get("help")
+        if len(self.values) > recorded and type(help_node) is ast.Constant and type(help_node.value) is str:
+            self.values[recorded] = self.values[recorded].model_copy(update={"help": " ".join(help_node.value.split())})
 
     def _flag_definition(self, node: ast.Call, scope: _Scope) -> None:
         """absl: flags.DEFINE_float("learning_rate", 3e-4, "help")."""
