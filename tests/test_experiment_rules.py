@@ -626,8 +626,8 @@ def test_a_part_may_prefix_a_clipping_or_ema_setting_but_not_a_rate_or_a_dropout
     from paperlens.pipeline.code.knowledge import normalize_name
 
     assert [normalize_name(n) for n in ("diffusion_grad_clip", "generator_ema_decay", "disc_lr", "class_dropout_prob")] == [
-        "grad_clip_norm", "ema_decay", None, None,
-    ]  # fmt: skip
+        "grad_clip_norm", "ema_decay", None, "cond_drop_prob",
+    ]  # fmt: skip  (a class's dropout is CFG's condition dropout, not the network's)
 
 
 def test_a_paragraphs_lead_scopes_its_values_and_a_config_that_instantiates_a_class_names_its_runs(tmp_path):
@@ -916,3 +916,18 @@ def test_a_one_letter_option_is_the_paper_symbol_its_help_describes_in_the_paper
     found = [(f.code.file, f.code.line + 1, f.severity, f.code_value) for f in _check(tmp_path, body, files("size of problem"))]
     assert found == [("README.md", 3, "info", "10")]
     assert _check(tmp_path / "gpus", body, files("number of GPUs")) == []
+
+
+def test_classifier_free_guidance_trained_needs_its_condition_dropout_rate(tmp_path):
+    """Training for CFG drops the condition some share of the time: a paper that trains with CFG and
+    never says how often leaves a gap, and the code's rate is a guess; said in words, or a paper that
+    only samples with CFG, asks nothing. A rate of 0 is the condition never dropped there."""
+    cfg = TRAINING + "\nWe use classifier-free guidance to sample class-conditional images.\n"
+    code = {"train.py": "model = DiT(class_dropout_prob=0.1)\nhead = LabelEmbedder(1000, 768, class_dropout_prob=0.0)\n"}
+    report = assess(_paper(tmp_path / "paper", cfg))
+    assert [g.setting for g in report.gaps if g.setting == "cond_drop_prob"] == ["cond_drop_prob"]
+    assert [(f.kind, f.code.line + 1) for f in _check(tmp_path, cfg, code) if f.setting == "cond_drop_prob"] == [("guess", 1)]
+    stated = cfg + "\nDuring training, the class label is replaced with a null token in 10\\% of the samples.\n"
+    assert not [g for g in assess(_paper(tmp_path / "stated", stated)).gaps if g.setting == "cond_drop_prob"]
+    sampling_only = "\\section{Method}\nWe sample from a pretrained DiT with classifier-free guidance at a scale of 1.5.\n"
+    assert not [g for g in assess(_paper(tmp_path / "sampling", sampling_only)).gaps if g.setting == "cond_drop_prob"]

@@ -264,17 +264,19 @@ def setting_statuses(reading: Reading) -> list[tuple[SettingStatus, Requirement,
     """Every setting the paper's components and training need, stated or not, with what asks for it."""
     knowledge = requirements()
     used = used_components(reading)
+    training = training_evidence(reading, used)
     out: list[tuple[SettingStatus, Requirement, Evidence]] = []
     for component in used:
         if component.kind not in REQUIREMENT_KINDS:
             continue
         needed = knowledge.by_component.get(f"kind:{component.kind}", ()) + knowledge.by_component.get(component.name, ())
         for requirement in needed:
+            if requirement.needs_training and training is None:
+                continue
             status = _status(reading, component.name, requirement, used)
             if not status.stated and len(needed) == 1 and component.value_nearby:
                 continue  # its one setting is probably the number beside it: not sure enough to ask
             out.append((status, requirement, component.evidence))
-    training = training_evidence(reading, used)
     if training is not None:
         for requirement in knowledge.training:
             out.append((_status(reading, "training", requirement, used), requirement, training))

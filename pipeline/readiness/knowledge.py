@@ -27,6 +27,7 @@ class Requirement:
     category: str
     conventions: tuple[Convention, ...]
     conventional: bool = False  # kept at the library's default by nearly everyone: asked once, together
+    needs_training: bool = False  # needed only where the paper trains (CFG's condition dropout, not its sampling)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,7 @@ def _requirement(raw: dict) -> Requirement:
         stated_by_text=re.compile(raw["stated_by_text"], re.IGNORECASE) if raw.get("stated_by_text") else None,
         label=raw["label"],
         conventional=bool(raw.get("conventional", False)),
+        needs_training=bool(raw.get("needs_training", False)),
         blocking=bool(raw["blocking"]),
         category=raw["category"],
         conventions=_conventions(raw.get("conventions")),
