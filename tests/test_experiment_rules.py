@@ -931,3 +931,25 @@ def test_classifier_free_guidance_trained_needs_its_condition_dropout_rate(tmp_p
     assert not [g for g in assess(_paper(tmp_path / "stated", stated)).gaps if g.setting == "cond_drop_prob"]
     sampling_only = "\\section{Method}\nWe sample from a pretrained DiT with classifier-free guidance at a scale of 1.5.\n"
     assert not [g for g in assess(_paper(tmp_path / "sampling", sampling_only)).gaps if g.setting == "cond_drop_prob"]
+
+
+def test_a_training_loop_writing_its_own_learning_rate_is_a_schedule(tmp_path):
+    """A rate the training loop writes into the optimizer's groups is a schedule written by hand: a
+    guess where the paper never states one, never compared by name with one it states; a helper
+    that sets the rate once (not in the loop) is not read as one."""
+    files = {
+        "train.py": """
+            def set_lr(optimizer, lr):
+                for group in optimizer.param_groups:
+                    group["lr"] = lr
+
+            for step in range(1, steps + 1):
+                lr = base_lr * step / 3000 if step < 3000 else base_lr
+                for group in optimizer.param_groups:
+                    group["lr"] = lr
+            """,
+    }
+    body = TRAINING.replace("AdamW and a learning rate", "AdamW with a learning rate")
+    assert [(f.kind, f.code.line + 1) for f in _check(tmp_path, body, files) if f.setting == "schedule"] == [("guess", 9)]
+    cosine = body + "\nWe use a cosine learning rate schedule.\n"
+    assert [f for f in _check(tmp_path / "cosine", cosine, files) if f.setting == "schedule"] == []

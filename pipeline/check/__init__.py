@@ -34,6 +34,7 @@ from ..decisions import DECISIONS_PATH
 from ..text import readable
 from ..code.knowledge import code_vocabulary, is_part_setting, snake_case, is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds, spawns_processes, technique_switched, stage_named_by
 from ..code.launchers import command_numbers
+from ..code.python import HAND_WRITTEN_SCHEDULE
 from ..code.sites import SourceText
 from ..extract.components import find_mentions
 from ..extract.hyperparameters import symbol_name
@@ -1081,7 +1082,8 @@ def _check_schedules(sites: list[ComponentSite], side: PaperFacts, context: Work
     live = [
         site
         for site in sites
-        if site.kind == "schedule" and "warmup" not in site.name and site.live and _in_a_training_run(site.location.file, context)
+        if site.kind == "schedule" and "warmup" not in site.name and site.name != HAND_WRITTEN_SCHEDULE
+        and site.live and _in_a_training_run(site.location.file, context)
         and "baseline" not in file_words(site.location.file)  # another method's run
     ]  # fmt: skip
     scoped = [(name, scope, evidence) for name, scope, evidence in side.schedules if scope]

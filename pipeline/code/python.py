@@ -640,6 +640,9 @@ class _Indexer:
             self._field(node.targets[0].id, node.value, scope)  # attrs: tau = attr.ib(default=0.07)
             return
         self._expression(node.value, scope, container=container)
+        if self._loops > 1 and len(node.targets) == 1 and _is_learning_rate_item(node.targets[0]):
+            # `for step ...: for g in opt.param_groups: g["lr"] = lr`: the training loop sets the rate itself.
+            self.components.append(component_site("schedule", HAND_WRITTEN_SCHEDULE, self.text.segment_of_node(node.targets[0]), self.text.location_of_node(node.targets[0])))
         if container and _TIMESTEP_NAME_RE.fullmatch(container) and (first := _randint_low(node.value)) is not None:
             self._value(container, self._evaluate(first, scope.env), first, "positional", call="randint", setting="timestep_start", always=True)
         evaluation = self._evaluate(node.value, scope.env)
@@ -1466,6 +1469,15 @@ def _root_name(node: ast.Attribute) -> str | None:
 def _called(node: ast.expr) -> ast.expr:
     """A decorator's callee: `dataclass` of @dataclass(frozen=True)."""
     return node.func if type(node) is ast.Call else node
+
+
+# What a learning rate a loop writes into an optimizer's groups follows: a schedule written by hand.
+HAND_WRITTEN_SCHEDULE = "hand-written schedule"
+
+
+def _is_learning_rate_item(target: ast.expr) -> bool:
+    """`param_group["lr"]`, `optimizer.param_groups[0]['lr']`."""
+    return type(target) is ast.Subscript and type(target.slice) is ast.Constant and target.slice.value == "lr"
 
 
 # `timesteps = torch.randint(999, T, (b,)).long()`: the first diffusion timestep a training step draws.
