@@ -953,3 +953,17 @@ def test_a_training_loop_writing_its_own_learning_rate_is_a_schedule(tmp_path):
     assert [(f.kind, f.code.line + 1) for f in _check(tmp_path, body, files) if f.setting == "schedule"] == [("guess", 9)]
     cosine = body + "\nWe use a cosine learning rate schedule.\n"
     assert [f for f in _check(tmp_path / "cosine", cosine, files) if f.setting == "schedule"] == []
+
+
+def test_a_batch_norm_of_the_method_leaves_its_momentum_to_convention_and_the_codes_is_a_guess(tmp_path):
+    """The momentum of a batch-norm layer the method introduces: left to convention in the gaps (no
+    question), a guess where the code sets it, silent where the paper states it ("Batch-Norm" with a
+    hyphen is the component too)."""
+    body = TRAINING + "\nWe add a Batch-Norm layer that normalizes the latents before the decoder.\n"
+    files = {"model.py": "import torch.nn as nn\nnorm = nn.BatchNorm2d(4, momentum=0.01, affine=False)\n"}
+    report = assess(_paper(tmp_path / "paper", body))
+    assert not [g for g in report.gaps if g.setting == "bn_momentum"]
+    assert "bn_momentum" in {s.setting for s in report.settings if not s.stated}
+    assert [(f.kind, f.code_value) for f in _check(tmp_path, body, files) if f.setting == "bn_momentum"] == [("guess", "0.01")]
+    stated = body + "\nThe batch norm momentum is 0.01.\n"
+    assert [f for f in _check(tmp_path / "stated", stated, files) if f.setting == "bn_momentum"] == []

@@ -59,7 +59,8 @@ class PhraseSet(Generic[T]):
                     self._folded.setdefault(key, value)
                 else:
                     self._exact.setdefault(key, value)
-                _insert(trie, [r"\s+" if char == " " else re.escape(char) for char in key.lower()])
+                # A space of a phrase is any run of spaces, or a hyphen: "learning-rate schedule", "Batch-Norm".
+                _insert(trie, [_WORD_BREAK if char == " " else re.escape(char) for char in key.lower()])
         self._trie_pattern = _emit(trie)
         # Longest phrase, with room for the extra spaces "\s+" lets a phrase hold.
         self._longest = 2 * max((len(key) for key in [*self._exact, *self._folded]), default=0) + 8
@@ -129,10 +130,15 @@ class PhraseSet(Generic[T]):
                 yield PhraseMatch(match.start() + offset, match.end() + offset, value)
 
     def get(self, text: str) -> T | None:
-        key = matching_key(text)
-        if key in self._exact:
-            return self._exact[key]
-        return self._folded.get(key.lower())
+        for key in (matching_key(text), matching_key(text.replace("-", " "))):
+            if key in self._exact:
+                return self._exact[key]
+            if (found := self._folded.get(key.lower())) is not None:
+                return found
+        return None
+
+
+_WORD_BREAK = r"(?:\s+|-)"
 
 
 def _insert(trie: dict, atoms: list[str]) -> None:
