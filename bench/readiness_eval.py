@@ -950,6 +950,152 @@ def scireplicate(data_file: Path, limit: int | None) -> dict:
     return {"tasks": [t | {"gaps": [_gap_summary(g) for g in t["gaps"]]} for t in tasks], "details": rows}
 
 
+# -- (c) a step's detail made vague in a real method description -------------------------------------
+
+# The details papers write into a step's sentence, by kind, as the bench's own templates (not the
+# finder's vocabulary): the detail, the vaguer words it is replaced with (the sentence stays a
+# sentence, now ambiguous), words that say the same detail elsewhere (then no defect is made:
+# nothing is left open), and the category of the gap the change should leave.
+DETAIL_KINDS = {
+    "aggregation": [
+        (re.compile(r"(?<!weighted\s)\b(?:the\s+)?(?:sum|average|mean|concatenation|element-?wise\s+(?:sum|addition|product))\s+of\b", re.I), "a combination of"),
+        (re.compile(r"\bby\s+(?:summing|averaging|concatenating|adding)\b", re.I), "by combining"),
+        (re.compile(r"\b(?:summed|averaged|concatenated|added)\s+(?=(?:together|with|across|over|along)\b)", re.I), "combined "),
+    ],
+    "distance": [
+        (re.compile(r"\b(?:cosine|euclidean|L2|L_2|inner[- ]product|dot[- ]product)\s+(similarity|similarities|distance|distances)\b", re.I), r"\1"),
+    ],
+    "weight": [
+        (re.compile(r"\bweighted\s+by\s+[^,.;$]*", re.I), "weighted"),
+    ],
+    "split": [
+        (re.compile(r"(\b(?:split|partition|divide)\w*\b[^.;%]{0,60}?)\s*(?:\(\s*)?\$?\d+\s*\\?%[^.;]*", re.I), r"\1"),
+    ],
+}
+DETAIL_ELSEWHERE = {
+    "aggregation": re.compile(r"\b(?:sum|summ\w*|averag\w*|mean|concat\w*|addition|median|weighted)\b|\\sum|\\oplus|\\frac\{1\}", re.I),
+    "distance": re.compile(r"\b(?:cosine|euclidean|L2|L_2|inner[- ]product|dot[- ]product)\b|\\ell_2|\\\|", re.I),
+    "weight": re.compile(r"\bweight(?:s|ed)?\s+(?:by|of|=)|\\lambda|\\alpha", re.I),
+    "split": re.compile(r"\d+\s*\\?%|\bratio\b|\bproportion", re.I),
+}
+# Words that make the sentence a step of the method, not a description ("shifting the mean of the GM").
+DETAIL_STEP = {
+    "aggregation": re.compile(r"\b(?:comput|obtain|combin|aggregat|tak|fus|merg|pool|construct|form|represent|defin|calculat|produc)\w*", re.I),
+    "distance": re.compile(r"\b(?:comput|calculat|measur|find|assign|retriev|match|search)\w*", re.I),
+    "weight": re.compile(r"\w"),
+    "split": re.compile(r"\w"),
+}
+DETAIL_CATEGORY = {
+    "aggregation": "Ambiguous Procedure",
+    "distance": "Ambiguous Procedure",
+    "weight": "Ambiguous Procedure",
+    "split": "Missing Data Specification",
+}
+FLOAT_RE = re.compile(r"\\begin\{(?:table|figure|tabular)|\\caption\b")
+STEP_SENTENCE = re.compile(r"[^.]*?(?:\.(?=\s|$)|$)")
+
+
+@dataclass
+class Description:
+    source: str  # "paper:line" or "scireplicate p/t"
+    latex: str
+
+
+def method_descriptions(papers: list[Path], data_file: Path) -> list[Description]:
+    """Real method descriptions of a paragraph or two: each SciReplicate task's snippet, and each
+    method paragraph of the papers with the next one of its section (their LaTeX, display equations
+    included)."""
+    found = [
+        Description(f"scireplicate {paper['paper_id']}/{task['task_id']}", task["latex_code"])
+        for paper in json.loads(data_file.read_text(encoding="utf-8"))
+        for task in paper["task_details"]
+    ]
+    for path in papers:
+        spec = read_paper(path)
+        reading = Reading.of(spec)
+        method = {id(sentence.paragraph) for sentence in reading.sentences}
+        lines = path.read_text(encoding="utf-8").splitlines()
+        texts = [p for p in spec.paragraphs if p.kind == "text" and p.location.file == path.name]
+        for paragraph, following, after in zip(texts, [*texts[1:], None], [*texts[2:], None, None]):
+            if id(paragraph) not in method or paragraph.location.line is None:
+                continue
+            two = following is not None and following.section_id == paragraph.section_id
+            closing = after if two else following
+            end = closing.location.line if closing is not None and closing.location.line is not None else len(lines)
+            found.append(Description(f"{path.parent.name}:{paragraph.location.line + 1}", "\n".join(lines[paragraph.location.line : end])))
+    return found
+
+
+def _sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
+    before = max(text.rfind(". ", 0, start), text.rfind("\n\n", 0, start))
+    after = text.find(". ", end)
+    return before + 1 if before >= 0 else 0, after + 1 if after >= 0 else len(text)
+
+
+def step_removals(papers: list[Path], data_file: Path) -> dict:
+    print("\n(c) A step's detail made vague in a real method description (aggregation, distance, weight, split)")
+    descriptions = method_descriptions(papers, data_file)
+    records, intact_blocking = [], []
+    with tempfile.TemporaryDirectory(prefix="paperlens-steps-") as tmp:
+        workdir = Path(tmp)
+        for description in descriptions:
+            gaps, error = assess_snippet(description.latex, workdir)
+            if error:
+                continue
+            intact_blocking.append(sum(g.blocking for g in gaps))
+            if FLOAT_RE.search(description.latex):
+                continue  # a table's or a figure's caption reports results: no step of the method to change
+            for kind, templates in DETAIL_KINDS.items():
+                found = next(((m, vaguer) for pattern, vaguer in templates if (m := pattern.search(description.latex))), None)
+                if found is None:
+                    continue
+                match, vaguer = found
+                replacement = match.expand(vaguer)
+                cut = description.latex[: match.start()] + replacement + description.latex[match.end() :]
+                if DETAIL_ELSEWHERE[kind].search(cut):
+                    continue  # the description still says it: nothing left open
+                category = DETAIL_CATEGORY[kind]
+                sentence_start, sentence_end = _sentence_around(cut, match.start(), match.start() + len(replacement))
+                if not DETAIL_STEP[kind].search(cut, sentence_start, sentence_end):
+                    continue
+                plain_sentences = [m.group() for m in STEP_SENTENCE.finditer(" ".join(cut.split())) if m.group().strip()]
+                changed, error = assess_snippet(cut, workdir)
+                if error:
+                    continue
+                header = 0 if "\\begin{document}" in cut else 2  # assess_snippet's preamble lines
+                first_line = cut.count("\n", 0, sentence_start) + header
+                last_line = cut.count("\n", 0, max(sentence_end, match.start() + len(replacement))) + header
+
+                def at_sentence(gap: Gap) -> bool:
+                    line = gap.evidence[0].location.line
+                    return line is not None and first_line <= line <= last_line
+
+                ranks = [g.rank for g in changed if at_sentence(g) and g.category == category]
+                records.append({
+                    "source": description.source, "kind": kind, "removed": " ".join(match.group().split()), "now": replacement,
+                    "rank": min(ranks) if ranks else None, "sentences": max(1, len(plain_sentences)),
+                    "gaps": [_gap_summary(g) for g in changed[:3]],
+                })  # fmt: skip
+    print(f"  descriptions {len(descriptions)}, details made vague {len(records)}")
+    print(f"  {'kind':14s} {'changed':>7s} {'rank 1':>7s} {'rank <= 3':>9s} {'random rank 1':>13s} {'random rank <= 3':>16s}")
+    for kind in [*DETAIL_KINDS, None]:
+        group = [r for r in records if kind is None or r["kind"] == kind]
+        if not group:
+            continue
+        first = sum(r["rank"] == 1 for r in group)
+        top3 = sum(r["rank"] is not None and r["rank"] <= 3 for r in group)
+        chance1 = sum(1 / r["sentences"] for r in group)
+        chance3 = sum(min(1.0, 3 / r["sentences"]) for r in group)
+        print(f"  {kind or 'overall':14s} {len(group):7d} {rate(first, len(group)):>7s} {rate(top3, len(group)):>9s} "
+              f"{100 * chance1 / len(group):12.1f}% {100 * chance3 / len(group):15.1f}%")  # fmt: skip
+    blocking = Counter(min(n, 3) for n in intact_blocking)
+    print(f"  intact descriptions: {len(intact_blocking)}; blocking gaps per description: mean {sum(intact_blocking) / max(1, len(intact_blocking)):.2f}; "
+          f"with 0 / 1 / 2 / 3+: {blocking[0]} / {blocking[1]} / {blocking[2]} / {blocking[3]}; target: at most one")  # fmt: skip
+    for record in [r for r in records if r["rank"] != 1][:6]:
+        print(f"    missed [{record['source']}] {record['kind']}: “{record['removed'][:50]}” → “{record['now']}”; first gaps: {[g['title'][:60] for g in record['gaps']] or 'none'}")
+    return {"records": records, "intact_blocking": intact_blocking}
+
+
 # -- main -------------------------------------------------------------------------------------------
 
 
@@ -977,6 +1123,7 @@ def main() -> int:
     print(f"papers: {len(papers)} LaTeX papers from {args.data / 'papers-latex'}\n")
     results = {"commit": commit(), "injection": injection(papers, args.show_clean_gaps)}
     results["scireplicate"] = scireplicate(args.data / "scireplicate-dev.json", args.limit)
+    results["step_removals"] = step_removals(papers, args.data / "scireplicate-dev.json")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1, ensure_ascii=False, default=_json_default), encoding="utf-8")
     print(f"\nper-defect records: {args.out}   ({time.perf_counter() - started:.0f} s)")

@@ -30,6 +30,7 @@ GapKind = Literal[
     "conflicting-values",
     "dangling-reference",
     "unstated-defaults",
+    "open-step",
 ]
 
 TYPE_OF_CATEGORY: dict[str, str] = {

@@ -194,3 +194,47 @@ def test_real_papers_give_short_located_ranked_lists(paper):
         assert gap.evidence and gap.question.endswith("?")
         location = gap.evidence[0].location
         assert location.line is not None or location.page is not None
+
+
+def _assess_text(tmp_path, body):
+    from paperlens.pipeline.ingest import read_paper
+    from paperlens.pipeline.readiness import assess
+
+    (tmp_path / "main.tex").write_text("\\documentclass{article}\\begin{document}\n" + body + "\n\\end{document}\n")
+    return assess(read_paper(tmp_path / "main.tex", use_cache=False))
+
+
+def test_a_step_that_leaves_open_what_an_implementer_must_know_is_a_gap_at_its_sentence(tmp_path):
+    """'We combine the two embeddings.' does not say how: an open step, ranked first, at the step's
+    words. Said in the sentence, in its paragraph or in the paragraph's equation, or pointed to in the
+    paper, it is no gap; a sentence reporting a result is no step."""
+    body = r"""
+\section{Method}
+We encode the image and the caption separately. We then combine the two embeddings and feed them to the decoder.
+"""
+    [gap] = [g for g in _assess_text(tmp_path, body).gaps if g.kind == "open-step"]
+    assert gap.rank == 1 and gap.category == "Ambiguous Procedure" and gap.blocking
+    assert gap.title.startswith('"We then combine the two embeddings"') and "How exactly" in gap.question
+    assert gap.evidence[0].location.line == 3  # 0-based: the sentence's line
+    for said in [
+        "We then combine the two embeddings by concatenation and feed them to the decoder.",
+        "We then combine the two embeddings and feed them to the decoder. The combination is an element-wise sum.",
+        "We then combine the two embeddings as in Eq. (3) and feed them to the decoder.",
+        "We then combine the two embeddings:\n\\begin{equation}\nz = e_i + e_c\n\\end{equation}",
+        "Compared with the baseline, we combine the two embeddings and improve accuracy.",
+    ]:
+        report = _assess_text(tmp_path, "\\section{Method}\n" + said)
+        assert [g for g in report.gaps if g.kind == "open-step"] == [], said
+
+
+def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
+    cases = {
+        "We assign each observation to the nearest class in the feature space.": "distance or similarity",
+        "Then we randomly mask the input tokens.": "what share is masked",
+        "We split the dataset into a training and a test set.": "proportions",
+        "We project the features into a shared space with a linear layer.": None,  # "space": where to, said
+        "We project the pooled features to the decoder.": "dimension",
+    }
+    for sentence, slot in cases.items():
+        gaps = [g for g in _assess_text(tmp_path, "\\section{Method}\n" + sentence).gaps if g.kind == "open-step"]
+        assert (slot in gaps[0].title if gaps else None) == (True if slot else None), (sentence, [g.title for g in gaps])

@@ -9,21 +9,23 @@ from .finders import (
     conflicting_values,
     dangling_references,
     delegations,
+    open_steps,
     setting_statuses,
     unexplained_symbols,
     unstated_settings,
 )
 
-# Within blocking and within routine gaps: contradictions first, then what the math leaves open,
-# then missing settings, then wording.
+# Within blocking and within routine gaps: contradictions first, then the method's steps and what its
+# math leaves open (the core algorithm), then missing settings, then wording.
 KIND_ORDER = {
     "conflicting-values": 0,
     "dangling-reference": 1,
-    "undefined-symbol": 2,
-    "unstated-value": 3,
-    "unstated-setting": 4,
-    "ambiguous-wording": 5,
-    "unstated-defaults": 6,
+    "open-step": 2,
+    "undefined-symbol": 3,
+    "unstated-value": 4,
+    "unstated-setting": 5,
+    "ambiguous-wording": 6,
+    "unstated-defaults": 7,
 }
 NOT_READY_AT = 5  # blocking gaps from which a paper is "not ready" rather than "needs answers"
 
@@ -35,6 +37,7 @@ def assess(spec: PaperSpec, extra: list[Gap] | None = None) -> ReadinessReport:
     gaps = [
         *conflicting_values(reading),
         *dangling_references(reading),
+        *open_steps(reading),
         *unexplained_symbols(reading),
         *unstated_settings(reading, statuses),
         *ambiguous_wording(reading),

@@ -18,7 +18,7 @@ from ..extract.knowledge import hyperparameter_vocabulary
 from ..extract.parts import framing_sections, top_section
 from ..extract.sentences import Sentence, sentences_of
 from ..extract.values import VALUE_RE, evaluate
-from .knowledge import Requirement, ambiguous_wordings, requirements
+from .knowledge import Requirement, ambiguous_wordings, requirements, step_frames
 
 # Sections whose prose states no method: references, acknowledgements, checklists.
 NON_METHOD_SECTION = re.compile(r"references|bibliography|acknowledg|checklist|broader impact|impact statement", re.I)
@@ -154,6 +154,79 @@ def ambiguous_wording(reading: Reading) -> Iterator[Gap]:
                 conventions=list(wording.conventions),
             )
             break  # one question per sentence: the most specific wording that matched
+
+
+# -- steps ------------------------------------------------------------------------------------------
+
+
+def open_steps(reading: Reading) -> Iterator[Gap]:
+    """The method's steps (steps.yaml: "we combine ...", "we sample ...") that leave open what an
+    implementer must know to write them: a slot no word of the sentence, its paragraph or the
+    paragraph's equations fills. One question per sentence, at the step's words; none for a
+    sentence that points to the paper's own place for its details or reports a result."""
+    vocabulary = hyperparameter_vocabulary()
+    paragraph_text: dict[int, str] = {}
+    equations = _paragraph_equations(reading.spec)
+    for sentence in reading.sentences:
+        key = id(sentence.paragraph)
+        paragraph_text[key] = paragraph_text.get(key, "") + " " + sentence.plain.text
+    asked = 0
+    for sentence in reading.sentences:
+        plain = sentence.plain.text
+        if sentence.paragraph.kind != "text" or _POINTS_INTO_PAPER.search(plain):
+            continue
+        if vocabulary.result_words.search(plain) or vocabulary.measurement_words.search(plain):
+            continue
+        for frame in step_frames():
+            match = frame.action.search(plain)
+            if match is None:
+                continue
+            context = paragraph_text[id(sentence.paragraph)] + " " + equations.get(id(sentence.paragraph), "")
+            slot = next((slot for slot in frame.slots if not slot.filled.search(context)), None)
+            if slot is not None:
+                asked += 1
+                words = " ".join(_step_words(plain, match).split())
+                yield _gap(
+                    id=f"open-step:{frame.id}:{slot.id}:{asked}",
+                    kind="open-step",
+                    category=frame.category,
+                    title=f'"{words}": {slot.label} is not said',
+                    detail="The step is described, but not enough to write it: implementations would differ here.",
+                    blocking=frame.blocking,
+                    evidence=[_sentence_evidence(sentence, match.start(), match.end())],
+                    question=slot.question.format(match=words),
+                    readings=list(slot.readings),
+                )
+            break  # one frame per sentence: the first whose words it has
+
+
+_CLAUSE_END_RE = re.compile(r"[,.;:(]|\s(?:and|by|with|to|into|as|which|that|where|before|after)\s")
+_STEP_OBJECT_CHARS = 40  # "We then combine the two embeddings": the step and what it acts on
+
+
+def _step_words(plain: str, match: re.Match[str]) -> str:
+    """The step's words and what it acts on, up to the clause's end: "We then combine the two embeddings"."""
+    end = _CLAUSE_END_RE.search(plain, match.end(), match.end() + _STEP_OBJECT_CHARS)
+    stop = end.start() if end else plain.rfind(" ", match.end(), match.end() + _STEP_OBJECT_CHARS)
+    return plain[match.start() : stop if stop > match.end() else match.end()]
+
+
+def _paragraph_equations(spec: PaperSpec) -> dict[int, str]:
+    """Each paragraph's display equations (LaTeX): those standing between it and the next paragraph
+    of its file, the formulas that spell out its steps."""
+    found: dict[int, str] = {}
+    paragraphs = [p for p in spec.paragraphs if p.kind == "text"]
+    for paragraph, following in zip(paragraphs, [*paragraphs[1:], None]):
+        start = paragraph.location.line or 0
+        end = following.location.line if following is not None and following.location.file == paragraph.location.file else None
+        found[id(paragraph)] = " ".join(
+            equation.latex or equation.text
+            for equation in spec.equations
+            if equation.location.file == paragraph.location.file
+            and (equation.location.line or 0) >= start
+            and (end is None or (equation.location.line or 0) <= end)
+        )
+    return found
 
 
 # -- unstated settings ------------------------------------------------------------------------------

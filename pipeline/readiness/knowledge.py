@@ -31,6 +31,26 @@ class Requirement:
 
 
 @dataclass(frozen=True, slots=True)
+class StepSlot:
+    id: str
+    label: str
+    filled: re.Pattern[str]
+    question: str
+    readings: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StepFrame:
+    """A kind of step a method performs ("we combine ...") and what an implementer must know to write it."""
+
+    id: str
+    action: re.Pattern[str]
+    category: str
+    blocking: bool
+    slots: tuple[StepSlot, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class AmbiguousWording:
     id: str
     pattern: re.Pattern[str]
@@ -102,4 +122,27 @@ def ambiguous_wordings() -> tuple[AmbiguousWording, ...]:
             settled_by_formula=bool(entry.get("settled_by_formula", False)),
         )
         for entry in raw
+    )
+
+
+@functools.cache
+def step_frames() -> tuple[StepFrame, ...]:
+    return tuple(
+        StepFrame(
+            id=entry["id"],
+            action=re.compile(entry["action"], re.IGNORECASE),
+            category=entry["category"],
+            blocking=bool(entry["blocking"]),
+            slots=tuple(
+                StepSlot(
+                    id=slot["id"],
+                    label=slot["label"],
+                    filled=re.compile(slot["filled"], re.IGNORECASE),
+                    question=slot["question"],
+                    readings=tuple(slot.get("readings", [])),
+                )
+                for slot in entry["slots"]
+            ),
+        )
+        for entry in _load_yaml("steps.yaml")
     )
