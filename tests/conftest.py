@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,3 +82,12 @@ def pytest_sessionstart(session):
         raise pytest.UsageError(
             f"real papers not found at {SHARED_DATA}; set PAPERLENS_SHARED_DATA to the shared data folder"
         )
+
+
+@pytest.fixture
+def ctrl_c_raises():
+    """Ctrl-C raises KeyboardInterrupt in the main thread, as in a terminal, even when the tests run
+    in a background job (where the shell leaves SIGINT ignored and Python never installs its handler)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

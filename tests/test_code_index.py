@@ -143,7 +143,7 @@ def test_a_square_size_is_its_side():
 @pytest.mark.parametrize(
     ("source", "name", "normalized"),
     [
-        ("import torch\nbn = torch.nn.BatchNorm2d(64, momentum=0.01)\n", "momentum", None),  # not the optimizer's
+        ("import torch\nbn = torch.nn.BatchNorm2d(64, momentum=0.01)\n", "momentum", "bn_momentum"),  # not the optimizer's
         ("import torch\ns = torch.optim.lr_scheduler.StepLR(o, 30, gamma=0.1)\n", "gamma", "lr_decay_factor"),
         ("import torch\no = torch.optim.RMSprop(p, alpha=0.9)\n", "alpha", None),  # a smoothing constant
         ("import torch\no = torch.optim.SGD(p, 0.1, 0.9)\n", "momentum", "momentum"),

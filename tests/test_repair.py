@@ -617,6 +617,7 @@ def test_a_cancel_during_the_run_of_a_repair_undoes_it(repo):
     assert not containers_left_behind()
 
 
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_an_interrupt_during_the_run_of_a_repair_restores_the_files_before_it_propagates(repo):
     (repo / "pkg/model.py").write_bytes(MODEL_PY.replace("\n", "\r\n").encode())  # restored exactly, line ends too
     before = _snapshot(repo)

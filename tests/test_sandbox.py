@@ -308,6 +308,7 @@ def _interrupt_main_thread_once_in(function_name: str) -> threading.Thread:
 
 
 @needs_docker
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_a_run_interrupted_while_it_waits_for_the_parked_container_leaves_none_behind(workspace):
     """Ctrl-C while a run waits for the container being made ahead of time: that container is out
     of the pool, and it is removed once made, not left to outlive the run."""
