@@ -958,9 +958,9 @@ def scireplicate(data_file: Path, limit: int | None) -> dict:
 # nothing is left open), and the category of the gap the change should leave.
 DETAIL_KINDS = {
     "aggregation": [
-        (re.compile(r"(?<!weighted\s)\b(?:the\s+)?(?:sum|average|mean|concatenation|element-?wise\s+(?:sum|addition|product))\s+of\b", re.I), "a combination of"),
-        (re.compile(r"\bby\s+(?:summing|averaging|concatenating|adding)\b", re.I), "by combining"),
-        (re.compile(r"\b(?:summed|averaged|concatenated|added)\s+(?=(?:together|with|across|over|along)\b)", re.I), "combined "),
+        (re.compile(r"(?<!weighted\s)\b(?:the\s+)?(?:sum|average|mean|concatenation|element-?wise\s+(?:sum|addition|product))\s+of\b", re.I), "the aggregate of"),
+        (re.compile(r"\bby\s+(?:summing|averaging|concatenating|adding)\b", re.I), "by aggregating"),
+        (re.compile(r"\b(?:summed|averaged|concatenated|added)\s+(?=(?:together|across|over|along)\b)", re.I), "aggregated "),
     ],
     "distance": [
         (re.compile(r"\b(?:cosine|euclidean|L2|L_2|inner[- ]product|dot[- ]product)\s+(similarity|similarities|distance|distances)\b", re.I), r"\1"),

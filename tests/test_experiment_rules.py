@@ -967,3 +967,17 @@ def test_a_batch_norm_of_the_method_leaves_its_momentum_to_convention_and_the_co
     assert [(f.kind, f.code_value) for f in _check(tmp_path, body, files) if f.setting == "bn_momentum"] == [("guess", "0.01")]
     stated = body + "\nThe batch norm momentum is 0.01.\n"
     assert [f for f in _check(tmp_path / "stated", stated, files) if f.setting == "bn_momentum"] == []
+
+
+def test_a_value_stated_for_an_experiment_no_file_names_is_a_warning_and_a_machine_is_no_experiment(tmp_path):
+    """Severity is earned: in a paper of several experiments (a GTrXL, the IPD), a value stated for
+    one that no file of the run names is a warning saying so; "on a single 2080 Ti GPU" names the
+    machine, not an experiment."""
+    files = {"configs/run.yaml": "training:\n  total_steps: 10000000\n  lr: 0.01\n"}
+    body = (
+        "\\section{Method}\nWe train a GTrXL transformer for 34k steps. On the IPD we use a batch size of 32.\n\n"
+        "All the models were trained on a single 2080 Ti GPU with a learning rate of 0.003.\n"
+    )
+    found = {f.setting: (f.severity, f.confidence_note or "") for f in _check(tmp_path, body, files)}
+    assert found["training_steps"][0] == "warning" and "states it for gtrxl" in found["training_steps"][1]
+    assert found["learning_rate"][0] == "error", found["learning_rate"]

@@ -54,6 +54,7 @@ from .units import code_measure, comparable, paper_measure
 # and losses are left out: a backbone's ReLU beside the paper's GELU head is not a contradiction.
 CHECKED_COMPONENT_KINDS = ("optimizer", "normalization")
 SYMBOL_NAMES_CONFIDENCE = 0.6
+UNIDENTIFIED_RUN_CONFIDENCE = 0.7  # a warning: the value is the paper's, the run is not seen to be its experiment
 SEVERAL_VALUES_CONFIDENCE = 0.5
 # Measures whose "4M" or "4k" often means 4 × 2^20 or 4096 (batches of tokens or of examples).
 POWER_OF_TWO_MEASURES = ("tokens", "examples")
@@ -112,6 +113,7 @@ class PaperFacts:
     # Symbols declared learnable whose start no sentence states → (their LaTeX, the declaring sentence).
     learnable: dict[str, tuple[str, Evidence]] = field(default_factory=dict)
     folded_prose: str = ""
+    several_experiments: bool = False  # two stated values are scoped to experiments with no name in common
 
 
 def _number(value: float) -> str:
@@ -147,6 +149,8 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
             fact = _Fact(stated.value, stated.raw_value, stated.unit, stated.component, evidence, scope=scope)
             side.facts.setdefault(stated.normalized_name, []).append(fact)
     _derive(side.facts)
+    scopes = {fact.scope for facts in side.facts.values() for fact in facts if fact.scope}
+    side.several_experiments = any(not (one & other) for one in scopes for other in scopes)
     # An answered clarification is part of the paper from then on, and outranks what the text says.
     for clarification in decisions.clarifications:
         if clarification.status == "answered" and clarification.setting and isinstance(clarification.value, (int, float)):
@@ -820,6 +824,11 @@ def _check_value(
         if experiment_unknown:
             confidence = min(confidence, SEVERAL_VALUES_CONFIDENCE)
             notes.append(f"the paper states several values ({', '.join(_number(v) for v in distinct)}); which experiment this code runs is not known")
+        elif side.several_experiments and not any(fact in told for fact in facts):
+            # Stated for one of the paper's experiments, which no file of this run names: an error
+            # needs the run identified.
+            confidence = min(confidence, UNIDENTIFIED_RUN_CONFIDENCE)
+            notes.append(f"the paper states it for {' '.join(sorted(facts[0].scope))}; no file of this run names that experiment")
         if help_told is not None:
             confidence = min(confidence, SYMBOL_NAMES_CONFIDENCE)
             notes.append(f"matched by the symbol's name `{site.name}` and the option's help “{help_told}”")

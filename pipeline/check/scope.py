@@ -45,7 +45,11 @@ def fold(text: str) -> str:
 
 @functools.cache
 def _is_component(name: str) -> bool:
-    return any(mention.kind in _NOT_A_SCOPE_KINDS for mention in find_mentions(name))
+    return any(mention.kind in _NOT_A_SCOPE_KINDS for mention in find_mentions(name)) or bool(_HARDWARE_RE.fullmatch(name))
+
+
+# The machine a run used ("on a single 2080 Ti GPU", "8 A100s") is no experiment of the paper.
+_HARDWARE_RE = re.compile(r"(?:[GTCN]PU|TPUv\d|[AHVLPT]\d{2,3}|RTX\w*|GTX\w*)s?", re.I)
 
 
 def _clause(sentence: str, raw_value: str) -> str:
