@@ -981,3 +981,31 @@ def test_a_value_stated_for_an_experiment_no_file_names_is_a_warning_and_a_machi
     found = {f.setting: (f.severity, f.confidence_note or "") for f in _check(tmp_path, body, files)}
     assert found["training_steps"][0] == "warning" and "states it for gtrxl" in found["training_steps"][1]
     assert found["learning_rate"][0] == "error", found["learning_rate"]
+
+
+def test_a_table_whose_rows_are_models_states_their_configuration_whatever_its_caption(tmp_path):
+    """"Optimal α for different LLaMA models" with columns width and depth: each row states its model's
+    width and depth. A table of results, rows named by methods, states nothing."""
+    body = r"""
+\section{Method}
+\begin{table}[h]
+\begin{tabular}{lccc}
+model & width & depth & optimal $\alpha_0$ \\
+ &  &  & (attention/other) \\
+LLaMA 7B & 4096 & 32 & 0.8/0.2 \\
+LLaMA 13B & 5120 & 40 & 0.6/0.15 \\
+\end{tabular}
+\caption{Optimal $\alpha_0$ for different LLaMA models.}
+\end{table}
+\begin{table}[h]
+\begin{tabular}{lcc}
+method & width & depth \\
+ours & 71.2 & 3.5 \\
+baseline & 70.1 & 3.9 \\
+\end{tabular}
+\caption{Accuracy and its spread.}
+\end{table}
+"""
+    spec = _paper(tmp_path, body)
+    stated = sorted((h.name, h.value) for h in spec.hyperparameters if h.source == "table")
+    assert stated == [("depth [LLaMA 13B]", 40), ("depth [LLaMA 7B]", 32), ("width [LLaMA 13B]", 5120), ("width [LLaMA 7B]", 4096)]

@@ -1,5 +1,5 @@
 """Hyperparameter tables: a row per hyperparameter ("Learning rate | 1e-4"), or in tables captioned
-as settings, a column per hyperparameter ("Model | Layers | Hidden dim").
+as settings or whose rows are models, a column per hyperparameter ("Model | Layers | Hidden dim").
 
 A table is read as a hyperparameter table when at least two rows start with a hyperparameter's
 name, or one does and the caption speaks of hyperparameters or settings; a results table, whose
@@ -65,9 +65,21 @@ def from_table(table: Table) -> tuple[list[Hyperparameter], list[Component]]:
             hyperparameters += _row_values(table, i, rows[i], entry, unnamed, header, declared + _row_mentions(rows[i]))
         # The table is one statement: a component's attributes are what any of its rows gives it.
         components = [component for i in named for component in _row_components(table, i, rows[i], hyperparameters)]
-    elif captioned and rows:
+    elif rows and (captioned or _rows_name_models(rows)):
         hyperparameters = _column_values(table, rows)
     return hyperparameters, components
+
+
+# A model's name as a configuration table's row gives it: "LLaMA 7B", "ViT-B/16", "DiT-XL/2", "GPT-2 medium".
+_MODEL_NAME_RE = re.compile(r"^[A-Za-z][\w.-]*[A-Z][\w.-]*(?:[\s/-]+\w[\w.]*)*$")
+_MODEL_SIZE_RE = re.compile(r"\d+(?:\.\d+)?\s*[BMK]\b|[-/ ](?:XS|S|B|M|L|XL|XXL|H|G|Ti|tiny|small|base|medium|large|huge|giant)\b|\d")
+
+
+def _rows_name_models(rows: list[list[_Cell]]) -> bool:
+    """Whether a table's rows are models ("LLaMA 7B | 4096 | 32"): a table of their configurations
+    whatever its caption says. Every row of values below the header starts with a model's name and size."""
+    body = [row for row in rows[1:] if row and row[0].plain and any(any(c.isdigit() for c in cell.plain) for cell in row[1:])]
+    return len(body) >= 2 and all(_MODEL_NAME_RE.match(row[0].plain) and _MODEL_SIZE_RE.search(row[0].plain) for row in body)
 
 
 def _cell_entry(cell: str) -> HyperparameterEntry | None:
