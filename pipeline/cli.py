@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     align.add_argument("--out", type=Path, help="write alignment.md and alignment.png into this folder")
     align.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     align.set_defaults(run=run_align)
+    checklist = commands.add_parser("checklist", help="the reproducibility checklist: seeds, locked dependencies, splits, smoke test, ...")
+    checklist.add_argument("workspace", type=Path, nargs="?", default=Path("."), help="the repository (default: the current folder)")
+    checklist.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    checklist.add_argument("--fail-on-failed", action="store_true", help="exit 1 when a point fails (for CI)")
+    checklist.set_defaults(run=run_checklist)
     serve = commands.add_parser("serve", help="run the language server over stdio (what the editor starts)")
     serve.set_defaults(run=run_serve)
     return parser
@@ -223,6 +228,23 @@ def run_check(args: argparse.Namespace) -> int:
     threshold = SEVERITY_RANK[args.fail_on]
     failing = [f for f in report.findings if f.status == "open" and SEVERITY_RANK[f.severity] >= threshold]
     return EXIT_FINDINGS if failing else EXIT_OK
+
+
+def run_checklist(args: argparse.Namespace) -> int:
+    from .checklist import checklist, render_markdown
+    from .checklist import render_text as render_checklist_text
+    from .workspace import load_settings
+
+    workspace = workspace_folder(args.workspace)
+    settings = load_settings(workspace)
+    report = checklist(workspace, include=settings.include, exclude=settings.exclude)
+    if args.format == "json":
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(render_markdown(report))
+    else:
+        sys.stdout.write(render_checklist_text(report))
+    return EXIT_FINDINGS if args.fail_on_failed and any(p.status == "failed" for p in report.points) else EXIT_OK
 
 
 def run_smoke(args: argparse.Namespace) -> int:

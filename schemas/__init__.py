@@ -1,5 +1,6 @@
 """paperlens' shared vocabulary: pydantic models and their exported JSON Schema. No logic, no LSP."""
 
+from .checklist import ChecklistEvidence, ChecklistPoint, ChecklistPointId, ChecklistReport
 from .code import (
     Anchor,
     CallArguments,
@@ -70,6 +71,10 @@ from .paper import (
 
 __all__ = [
     "AlignmentReport",
+    "ChecklistEvidence",
+    "ChecklistPoint",
+    "ChecklistPointId",
+    "ChecklistReport",
     "ConfigValue",
     "FileRole",
     "GeneratedFile",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from .checklist import ChecklistReport
 from .code import CodeIndex
 from .decisions import DecisionsFile
 from .findings import CheckReport
@@ -31,6 +32,7 @@ EXPORTED: dict[str, type[BaseModel]] = {
     "repo-plan": RepoPlan,
     "reproduce-record": ReproduceRecord,
     "alignment-report": AlignmentReport,
+    "checklist-report": ChecklistReport,
 }
 SCHEMA_DIR = Path(__file__).parent / "json"
 
