@@ -284,6 +284,8 @@ def _metrics(workspace: _Workspace) -> ChecklistPoint:
 # -- 7. human review ------------------------------------------------------------------------------
 
 _RECORDED_RE = re.compile(r"^\s*-\s+(?:setting|question|symbol|function)\s*:", re.M)
+# A review point kept open in the configuration: what the paper leaves open, to settle and record.
+_OPEN_ITEM_RE = re.compile(r"^\[open\.[^\]]+\]", re.M)
 
 
 def _review(workspace: _Workspace) -> ChecklistPoint:
@@ -293,10 +295,14 @@ def _review(workspace: _Workspace) -> ChecklistPoint:
     except UnreadableFile:
         text = ""
     recorded = [_Line(path, text.count("\n", 0, m.start()), m.group().strip()) for m in _RECORDED_RE.finditer(text)]
-    return ChecklistPoint(id="review", title="Human review points kept", status="passed" if recorded else "failed",
-                          summary=f"{len(recorded)} decision(s) recorded in {path}" if recorded else f"no decision recorded ({path})",
-                          evidence=_evidence(recorded[:3]),
-                          missing=[] if recorded else ["review the formula translations and key hyperparameters once; record what changed and why (`paperlens check`'s record actions write " + path + ")"])  # fmt: skip
+    open_items = workspace.find(_OPEN_ITEM_RE, lambda p: p.endswith(".toml"), limit=100)
+    summary = ", ".join(part for part in (
+        f"{len(recorded)} decision(s) recorded in {path}" if recorded else "",
+        f"{len(open_items)} review point(s) open in {open_items[0].file}" if open_items else "",
+    ) if part) or f"no decision recorded ({path})"  # fmt: skip
+    return ChecklistPoint(id="review", title="Human review points kept", status="passed" if recorded or open_items else "failed",
+                          summary=summary, evidence=_evidence(recorded[:3] + open_items[:3]),
+                          missing=[] if recorded or open_items else ["review the formula translations and key hyperparameters once; record what changed and why (`paperlens check`'s record actions write " + path + ")"])  # fmt: skip
 
 
 # -- 8. observability -----------------------------------------------------------------------------
@@ -309,7 +315,7 @@ _LOGGING_RE = re.compile(
 )
 _ARTIFACTS_RE = re.compile(
     r"\btorch\.save\s*\(|\bsave_checkpoint\s*\(|\bModelCheckpoint\b|\bsave_pretrained\s*\(|\bcheckpoints?\.save\s*\(|\.save_weights\s*\("
-    r"|\bsave_model\s*\(|\borbax\b|\bsave_state\s*\(|\bcheckpoint_config\s*=" + _TRAINER
+    r"|\bsave_model\s*\(|\borbax\b|\bsave_state\s*\(|\bcheckpoint_config\s*=|\bpickle\.dump\s*\(" + _TRAINER
 )
 
 

@@ -119,6 +119,8 @@ def test_metrics_need_their_tolerances_in_a_config_and_review_needs_recorded_dec
     })  # fmt: skip
     assert points["metrics"].status == "passed" and points["review"].status == "passed"
     assert points["review"].evidence[0].file == ".paperlens/decisions.yaml"
+    kept_open = _points(tmp_path / "c", {"config.toml": "[open.beta2]\nquestion = \"Which beta2?\"\n"})["review"]
+    assert kept_open.status == "passed" and kept_open.summary == "1 review point(s) open in config.toml"
 
 
 def test_a_run_is_observable_with_logs_and_checkpoints_or_a_trainer_keeping_both(tmp_path):

@@ -358,3 +358,20 @@ def test_the_skeletons_tests_and_smoke_path_pass_in_the_sandbox(paper, tmp_path)
     assert "PASSED tests/test_reproduce.py::test_the_smoke_run_writes_metrics_for_each_seed" in result.output
     stubs = sum(f.role == "module" for f in plan.files)
     assert result.output.count("XFAIL") >= stubs  # each module's shape tests are expected failures
+
+
+@pytest.mark.parametrize("paper", [EXAMPLE_PAPER, *(LATEX_PAPERS / name for name in ("Diff-Transformer", "TabDiff", "GMFlow"))], ids=lambda p: p.parent.name if p.is_file() else p.name)
+def test_the_scaffold_passes_every_checklist_point_that_does_not_need_the_user(paper, tmp_path):
+    """Seeds and deterministic operators, a smoke path, three seeds, metrics with their tolerance,
+    the open review points, logs, the final state and the environment of every run. Only the lock
+    waits for `paperlens reproduce`'s pin step, and data splits for the code the user writes."""
+    from paperlens.pipeline.checklist import checklist
+
+    out = tmp_path / "repo"
+    assert main(["scaffold", str(paper), "--out", str(out)]) == 0
+    points = {point.id: point for point in checklist(out).points}
+    waiting = {"dependencies", "data"}
+    assert {name: point.status for name, point in points.items() if name not in waiting} == {
+        name: "passed" for name in points if name not in waiting
+    }, {name: point.missing for name, point in points.items()}
+    assert points["data"].status in ("passed", "not applicable")

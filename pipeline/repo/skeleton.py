@@ -113,6 +113,9 @@ def _toml_key(key: str) -> str:
     return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml(key)
 
 
+DEFAULT_TOLERANCE = "relative:0.02"  # `paperlens align`'s own default rule
+
+
 def _config_toml(plan: RepoPlan, planned: PlannedFile, modules, out, spec) -> str:
     lines = [
         f"# The settings for reproducing “{plan.paper_title}”, planned by paperlens.",
@@ -121,11 +124,27 @@ def _config_toml(plan: RepoPlan, planned: PlannedFile, modules, out, spec) -> st
         "# \"clarification\" (an author's answer, see .paperlens/decisions.yaml) or \"assumption\" (chosen,",
         "# with the reason). What the paper leaves open is listed under [open.*] and has no value: reading",
         "# it raises with its question. Settle one (ask the authors, or record an assumption), then move it",
-        "# under [settings] with its provenance.",
+        "# under [settings] with its provenance. [metrics.*] are the results the paper reports, each with",
+        "# the tolerance a reproduction is held to.",
         "",
     ]
     for value in plan.config:
         lines += _setting_lines(value)
+    lines += [
+        "[metrics]",
+        f"tolerance = {_toml(DEFAULT_TOLERANCE)}  # for every metric: the rule `paperlens align --rule` compares the runs' mean with",
+        "",
+    ]
+    for metric in plan.metrics:
+        lines += [
+            f"[metrics.{_toml_key(metric.name)}]",
+            f"value = {_toml(metric.value)}",
+            *([f"unit = {_toml(metric.unit)}"] if metric.unit else []),
+            f"tolerance = {_toml(DEFAULT_TOLERANCE)}",
+            *([f"quote = {_toml(metric.quote)}"] if metric.quote else []),
+            *([f"where = {_toml(metric.location.short())}"] if metric.location else []),
+            "",
+        ]
     for item in plan.open_items:
         evidence = item.evidence[0]
         lines += [
@@ -331,9 +350,17 @@ SMOKE_BATCH_SIZE = 4
 
 
 def set_seed(seed: int) -> None:
-    """Every source of randomness the run uses, fixed."""
+    """Every source of randomness the run uses, fixed: Python's, NumPy's and, when the run uses
+    PyTorch, PyTorch's, with its deterministic operators."""
     random.seed(seed)
     np.random.seed(seed)
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.manual_seed(seed)
+    torch.cuda.manual_seed_all(seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
 
 
 def init_state(config, data) -> dict:
@@ -383,19 +410,27 @@ def _reproduce_script(plan: RepoPlan, planned, modules, out, spec) -> str:
     return f'''"""Reproduce “{plan.paper_title}”, scaffolded by paperlens.
 
     python reproduce.py --smoke              # a few steps on synthetic data: the whole path runs
-    python reproduce.py --seeds 0 1 2        # the full run, one per seed, into runs/seed-N/
+    python reproduce.py                      # the full run, seeds 0 1 2, into runs/seed-N/
     paperlens align --reported .paperlens/plan.json runs   # compare with the paper's results
 
-Each run writes metrics.json: its seed, the metrics measured, and its status ("complete", or the
-stub it stopped at in a smoke run; a full run never hides a stub).
+Each run writes metrics.json (its seed, the metrics measured, and its status: "complete", or the
+stub it stopped at in a smoke run; a full run never hides a stub), its log (run.log), its final
+state (state.pkl) and the environment it ran in (environment.json: Python, platform, packages, the
+image's digest when the sandbox gives it); summary.json gives each metric's mean ± std over seeds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
+import pickle
+import platform
+import statistics
 import sys
 import tempfile
+from importlib import metadata
 from pathlib import Path
 
 from {package}.config import load
@@ -407,27 +442,54 @@ from {package}.train import set_seed, train
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="a few steps on synthetic data")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--seeds", type=int, nargs="+", help="default: 0 1 2 (0 with --smoke)")
     parser.add_argument("--out", type=Path, help="default: runs/, or a temporary folder with --smoke")
     args = parser.parse_args(argv)
     config = load()
     out = args.out or (Path(tempfile.mkdtemp(prefix="smoke-")) if args.smoke else Path("runs"))
-    for seed in args.seeds:
+    seeds = args.seeds or ([0] if args.smoke else [0, 1, 2])
+    measured: list[dict] = []
+    for seed in seeds:
+        run = out / f"seed-{{seed}}"
+        run.mkdir(parents=True, exist_ok=True)
+        log = logging.FileHandler(run / "run.log", encoding="utf-8")
+        logging.basicConfig(level=logging.INFO, handlers=[log], force=True)
+        logging.info("seed %d, smoke %s", seed, args.smoke)
         set_seed(seed)
         try:
             data = load_data(config, smoke=args.smoke, seed=seed)
             state = train(config, data, smoke=args.smoke)
             metrics, status = evaluate(state, data, config), "complete"
+            with open(run / "state.pkl", "wb") as file:
+                pickle.dump(state, file)
         except NotImplementedError as stub:
             if not args.smoke:
                 raise
             metrics, status = {{}}, f"stopped at a stub: {{stub}}"
-        run = out / f"seed-{{seed}}"
-        run.mkdir(parents=True, exist_ok=True)
+        logging.info("%s: %s", status, metrics)
+        log.close()
         record = {{"seed": seed, "smoke": args.smoke, "status": status, "metrics": metrics}}
         (run / "metrics.json").write_text(json.dumps(record, indent=2) + "\\n", encoding="utf-8")
+        (run / "environment.json").write_text(json.dumps(_environment(), indent=2) + "\\n", encoding="utf-8")
+        measured.append(metrics)
         print(f"seed {{seed}}: {{status}} -> {{run / 'metrics.json'}}")
+    summary = {{
+        name: {{"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0, "runs": len(values)}}
+        for name in sorted({{name for metrics in measured for name in metrics}})
+        if (values := [float(metrics[name]) for metrics in measured if name in metrics])
+    }}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\\n", encoding="utf-8")
     return 0
+
+
+def _environment() -> dict:
+    """What the run ran in: enough to run it again the same way."""
+    return {{
+        "python": sys.version,
+        "platform": platform.platform(),
+        "image_digest": os.environ.get("PAPERLENS_IMAGE_DIGEST"),
+        "packages": sorted(f"{{d.metadata['Name']}}=={{d.version}}" for d in metadata.distributions() if d.metadata["Name"]),
+    }}
 
 
 if __name__ == "__main__":
