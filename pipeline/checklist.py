@@ -8,6 +8,7 @@ it. The framework the code imports decides what "seeded" and "deterministic" mea
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from .check.scope import holds_no_run
 from .code import MAX_FILE_BYTES, workspace_files
 from .decisions import DECISIONS_PATH
 from .files import UnreadableFile, read_regular_file
+from .sarif import sarif_log
 from .text import shorten
 
 # Files the code index does not read that say how a run is reproduced.
@@ -368,3 +370,26 @@ def render_markdown(report: ChecklistReport) -> str:
         evidence = "<br>".join(f"`{e.file}{f':{e.line + 1}' if e.line is not None else ''}` {e.text}".replace("|", "\\|") for e in point.evidence)
         lines.append(f"| {point.title} | {point.status} | {evidence or point.summary} | {'<br>'.join(point.missing).replace('|', chr(92) + '|')} |")
     return "\n".join(lines) + "\n"
+
+
+def render_sarif(report: ChecklistReport) -> str:
+    """SARIF 2.1.0: one result per failed point (a warning), at its first evidence, else the workspace;
+    what to add is its message."""
+    rules = [{"id": f"paperlens.checklist.{point.id}", "name": point.title, "shortDescription": {"text": point.title}} for point in report.points]
+    results = []
+    for index, point in enumerate(report.points):
+        if point.status != "failed":
+            continue
+        where = point.evidence[0] if point.evidence else None
+        physical: dict = {"artifactLocation": {"uri": where.file if where else ".", "uriBaseId": "WORKSPACE"}}
+        if where is not None and where.line is not None:
+            physical["region"] = {"startLine": where.line + 1}
+        results.append({
+            "ruleId": rules[index]["id"],
+            "ruleIndex": index,
+            "level": "warning",
+            "message": {"text": f"{point.title}: {point.summary}. Add: " + "; ".join(point.missing)},
+            "locations": [{"physicalLocation": physical}],
+        })  # fmt: skip
+    base_ids = {"WORKSPACE": Path(report.workspace).resolve().as_uri() + "/"}
+    return json.dumps(sarif_log(rules, results, base_ids), indent=2, ensure_ascii=False) + "\n"

@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     align.set_defaults(run=run_align)
     checklist = commands.add_parser("checklist", help="the reproducibility checklist: seeds, locked dependencies, splits, smoke test, ...")
     checklist.add_argument("workspace", type=Path, nargs="?", default=Path("."), help="the repository (default: the current folder)")
-    checklist.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    checklist.add_argument("--format", choices=("text", "json", "markdown", "sarif"), default="text")
     checklist.add_argument("--fail-on-failed", action="store_true", help="exit 1 when a point fails (for CI)")
     checklist.set_defaults(run=run_checklist)
     serve = commands.add_parser("serve", help="run the language server over stdio (what the editor starts)")
@@ -232,6 +232,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_checklist(args: argparse.Namespace) -> int:
     from .checklist import checklist, render_markdown
+    from .checklist import render_sarif as render_checklist_sarif
     from .checklist import render_text as render_checklist_text
     from .workspace import load_settings
 
@@ -242,6 +243,8 @@ def run_checklist(args: argparse.Namespace) -> int:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     elif args.format == "markdown":
         sys.stdout.write(render_markdown(report))
+    elif args.format == "sarif":
+        sys.stdout.write(render_checklist_sarif(report))
     else:
         sys.stdout.write(render_checklist_text(report))
     return EXIT_FINDINGS if args.fail_on_failed and any(p.status == "failed" for p in report.points) else EXIT_OK

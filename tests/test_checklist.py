@@ -142,5 +142,12 @@ def test_the_cli_writes_text_json_and_markdown_and_fails_on_request(tmp_path, ca
     assert [p["id"] for p in report["points"]] == ["randomness", "dependencies", "data", "smoke-test", "seeds", "metrics", "review", "observability"]
     assert main(["checklist", str(repo), "--format", "markdown"]) == 0
     assert capsys.readouterr().out.startswith("# Reproducibility checklist")
+    assert main(["checklist", str(repo), "--format", "sarif"]) == 0
+    sarif = json.loads(capsys.readouterr().out)
+    [run] = sarif["runs"]
+    failed = [p["id"] for p in report["points"] if p["status"] == "failed"]
+    assert [r["ruleId"] for r in run["results"]] == [f"paperlens.checklist.{point}" for point in failed]
+    assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": ".", "uriBaseId": "WORKSPACE"}
+    assert "Add: seed" in run["results"][0]["message"]["text"]
     assert main(["checklist", str(repo), "--fail-on-failed"]) == 1
     assert main(["checklist", str(tmp_path / "missing")]) == 2
