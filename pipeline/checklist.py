@@ -62,9 +62,11 @@ class _Workspace:
         """The first lines matching `pattern`, at most `limit`, in the files `wanted` keeps."""
         found: list[_Line] = []
         for path, text in self.files(wanted):
+            lines: list[str] | None = None  # split once, and only for a file with a match
             for match in pattern.finditer(text):
                 number = text.count("\n", 0, match.start())
-                line = text.splitlines()[number] if text else ""
+                lines = lines if lines is not None else text.split("\n")
+                line = lines[number]
                 if line.lstrip().lstrip('"').startswith("#"):
                     continue  # `# np.random.seed(0)`: commented out
                 found.append(_Line(path, number, line.strip().strip(",").strip('"').removesuffix("\\n").strip()))
