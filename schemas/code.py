@@ -62,6 +62,12 @@ class ValueSite(Model):
     )
     live: bool = Field(default=True, description="False in code that never runs (after return, under `if False:`).")
     help: str | None = Field(default=None, description="A command-line option's help text: what the option is, in the authors' words.")
+    variant: str | None = Field(
+        default=None,
+        description="The string the nearest enclosing `if` compares a name with (`model_variant == \"llama2_70b\"`): "
+        "the variant of the work the value is given for.",
+    )
+    variant_of: str | None = Field(default=None, description="The name that `if` compares, its last part (`args.model_variant` → `model_variant`).")
     location: CodeLocation
 
 
@@ -127,6 +133,9 @@ class Launch(Model):
 
     script: str | None = Field(description="As the command writes it, without `.py` (`tools/train`, a module `pkg/train`); None when unknown.")
     flags: list[str] = Field(default_factory=list, description="Flag names, dashes dropped and `-` as `_` (`drop_path`, `trainer.max_epochs`), sorted.")
+    options: dict[str, str] = Field(
+        default_factory=dict, description="Every flag with the value it is given, numeric or not, named as in `flags` (`model_variant`: `llama2_70b`)."
+    )
 
 
 class FileIndex(Model):

@@ -1009,3 +1009,71 @@ baseline & 70.1 & 3.9 \\
     spec = _paper(tmp_path, body)
     stated = sorted((h.name, h.value) for h in spec.hyperparameters if h.source == "table")
     assert stated == [("depth [LLaMA 13B]", 40), ("depth [LLaMA 7B]", 32), ("width [LLaMA 13B]", 5120), ("width [LLaMA 7B]", 4096)]
+
+
+MODEL_SIZES_TABLE = r"""
+\section{Experiments}
+\begin{table}[h]
+\begin{tabular}{lcc}
+model & width & depth \\
+LLaMA 7B & 4096 & 32 \\
+LLaMA 70B & 8196 & 80 \\
+\end{tabular}
+\caption{Model sizes.}
+\end{table}
+"""
+MODEL_VARIANTS = """\
+def get_model_config(model_variant):
+    if model_variant == "llama2_7b":
+        config = LLaMAConfig(emb_dim=4096, nlayers=32)
+    elif model_variant == "llama2_70b":
+        config = LLaMAConfig(emb_dim=8192, nlayers=80)
+    elif model_variant == "llama2_1.4b":
+        config = LLaMAConfig(emb_dim=2048, nlayers=24)
+    elif model_variant == "llama3_70b":
+        config = LLaMAConfig(emb_dim=8192, nlayers=80)
+    return config
+
+
+model = LLaMA(get_model_config(sys.argv[1]))
+"""
+
+
+def test_a_branch_for_one_variant_is_compared_with_that_variants_values_only(tmp_path):
+    findings = _check(tmp_path, MODEL_SIZES_TABLE, {"config_utils.py": MODEL_VARIANTS})
+    # 70B's 8192 against the table's 8196; the 7B agrees; a 1.4B the paper never reports is silent, and the
+    # embedding dimension of the callee that takes the depth is the model's width.
+    reported = {(f.code.line + 1, f.setting, f.code_value, f.severity) for f in findings}
+    assert (5, "hidden_size", "8192", "error") in reported
+    assert not any(line in (3, 7) for line, *_ in reported)
+
+
+def test_a_variant_no_documented_run_makes_is_not_compared(tmp_path):
+    readme = "```bash\nARGS=\"\\\n--model_variant=llama2_7b \\\n\"\ntorchrun main.py ${ARGS}\n\nARGS=\"--model_variant=llama2_70b\"\ntorchrun main.py $ARGS\n```\n"
+    files = {"config_utils.py": MODEL_VARIANTS, "README.md": readme}
+    lines = {f.code.line + 1 for f in _check(tmp_path, MODEL_SIZES_TABLE, files)}
+    # The README runs llama2_7b and llama2_70b (through its ARGS variable): llama3_70b's branch is no run.
+    assert 5 in lines and 9 not in lines
+    without_runs = {f.code.line + 1 for f in _check(tmp_path / "undocumented", MODEL_SIZES_TABLE, {"config_utils.py": MODEL_VARIANTS})}
+    assert 9 in without_runs
+
+
+def test_a_layer_index_is_no_depth_and_a_dimension_beside_it_no_model_width(tmp_path):
+    code = "attention = MultiheadDiffAttn(embed_dim=1024, depth=0, num_heads=8)\n"
+    paper = "\\section{Method}\nOur model has a hidden size of 4096.\n"
+    assert _check(tmp_path, paper, {"example.py": code}) == []
+    assert [f.setting for f in _check(tmp_path / "model", paper, {"example.py": code.replace("depth=0", "depth=12")})] == ["hidden_size"]
+
+
+def test_steps_are_worked_out_from_a_token_budget_and_a_batch_in_tokens_as_exactly_as_they_are_rounded(tmp_path):
+    body = "\\section{Method}\nWe train LLaMA 7B. The batch size is set to 4M tokens and each model is trained on a total of 200B tokens.\n"
+    [finding] = _check(tmp_path, body, {"train.py": "num_steps = 1000000\n"})
+    assert (finding.setting, finding.paper_value) == ("training_steps", "50000")
+    assert "200B tokens / 4M tokens per step" in finding.message
+    # 200B / 4,194,304 tokens (2 x 4096 x 512) is 47,684 steps: the paper's rounded counts allow it.
+    assert _check(tmp_path / "exact", body, {"train.py": "num_steps = 47684\n"}) == []
+
+
+def test_a_count_of_tokens_names_no_model():
+    assert scope_of("The models are trained with 200B tokens.", "200B") == frozenset()
+    assert scope_of("We train LLaMA 7B with a batch of 4M tokens.", "4M") == frozenset({"llama", "7b"})

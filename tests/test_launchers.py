@@ -158,3 +158,13 @@ def test_a_fifo_or_an_undecodable_script_without_an_extension_never_stops_the_in
     assert sorted(file.file for file in index.files) == ["main.py", "run"]
     [problem] = [p.message for f in index.files if f.file == "run" for p in f.problems]
     assert "not UTF-8" in problem
+
+
+def test_a_launchers_own_variables_are_expanded_into_its_commands():
+    source = 'MODEL_ARGS="\\\n--model_variant=llama2_7b \\\n--learning_rate=3e-4\n"\nexport STEPS=100\nsrun torchrun main.py ${MODEL_ARGS} --steps $STEPS $UNKNOWN\n'
+    index = index_launcher("run.sh", source, "shell")
+    [launch] = index.launches
+    assert launch.options == {"model_variant": "llama2_7b", "learning_rate": "3e-4", "steps": "100"}
+    # A flag's value is located where it is written: the variable's line for the rate; `--steps $STEPS`
+    # writes none, so the run takes 100 steps but no line gives that value as a flag.
+    assert {(site.name, site.location.line) for site in index.values} == {("--learning_rate", 2)}

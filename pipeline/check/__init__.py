@@ -47,7 +47,7 @@ from ..readiness.knowledge import requirements
 from .equations import equation_findings
 from .initial_values import initial_value_findings, learnable_symbols
 from .loss_terms import chosen_distance, distance_terms, objective_over_time, unweighted_terms, weighted_term
-from .scope import file_words, fits, fold, for_a_baseline, paragraph_scope, table_scope, holds_no_run, named_in, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
+from .scope import file_words, fits, fold, for_a_baseline, for_a_variant, paragraph_scope, table_scope, holds_no_run, named_in, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
 from .units import code_measure, comparable, paper_measure
 
 # Component kinds where a paper naming one and the code using another is a divergence. Activations
@@ -71,6 +71,7 @@ class _Fact:
     evidence: Evidence
     from_answer: bool = False
     scope: frozenset[str] = frozenset()  # what it is stated for: {"decoder"}, {"coco"} (see scope.py)
+    tolerance: float = 1e-6  # relative: worked out from rounded values ("200B tokens / 4M tokens"), more
 
 
 # Words of a delegating sentence that say nothing of which experiment it speaks for.
@@ -261,10 +262,10 @@ def _derive(facts: dict[str, list[_Fact]]) -> None:
     length). Each cites the rule's statement, shows how it was worked out ("4e-4 = 5e-5 × 2048 /
     256") and is stated for what both statements are stated for."""
 
-    def combine(rule: _Fact, other: _Fact, value: float, shown: str) -> _Fact | None:
+    def combine(rule: _Fact, other: _Fact, value: float, shown: str, tolerance: float = 1e-6) -> _Fact | None:
         if rule.scope and other.scope and not (rule.scope & other.scope):
             return None  # stated for different experiments
-        return _Fact(value, shown, None, rule.component, rule.evidence, scope=rule.scope | other.scope)
+        return _Fact(value, shown, None, rule.component, rule.evidence, scope=rule.scope | other.scope, tolerance=tolerance)
 
     derived: dict[str, list[_Fact]] = {}
     for rate in facts.get("learning_rate", []):
@@ -280,8 +281,26 @@ def _derive(facts: dict[str, list[_Fact]]) -> None:
                 value = share.value * total.value
                 fact = combine(share, total, value, f"{_number(value)} = {share.shown} of {total.shown}")
                 derived.setdefault(into, []).extend([fact] if fact else [])
+    # "a batch of 4M tokens ... trained on 200B tokens": the steps, as exact as the rounded counts allow.
+    for total in facts.get("training_tokens", []):
+        for batch in facts.get("batch_size", []):
+            if batch.unit == "tokens" and batch.value > 0:
+                value = total.value / batch.value
+                tolerance = _rounding(total.shown) + _rounding(batch.shown)
+                fact = combine(total, batch, value, f"about {_number(round(value))} = {total.shown} tokens / {batch.shown} tokens per step", tolerance)
+                derived.setdefault("training_steps", []).extend([fact] if fact else [])
     for name, more in derived.items():
         facts.setdefault(name, []).extend(more)
+
+
+def _rounding(shown: str) -> float:
+    """How far a value as written may be from the exact one, relatively: half its last significant
+    digit ("4M": 12.5%, "200B": 25%, "4.19M": about 0.1%)."""
+    digits = re.sub(r"[^0-9]", "", re.match(r"[\d.,]*", shown.strip())[0])
+    significant = digits.lstrip("0").rstrip("0")
+    if not significant:
+        return 0.0
+    return 0.5 / int(significant)
 
 
 def _caption_of(spec: PaperSpec, location: Location) -> str | None:
@@ -334,7 +353,7 @@ def _plausible(setting: str, value: float) -> bool:
 
 
 def _equivalent(code: float, fact: _Fact, site: ValueSite) -> bool:
-    if math.isclose(code, fact.value, rel_tol=1e-6, abs_tol=1e-12):
+    if math.isclose(code, fact.value, rel_tol=fact.tolerance, abs_tol=1e-12):
         return True
     if fact.unit == "%" and math.isclose(code, fact.value * 100, rel_tol=1e-6):
         return True  # "25%" written as 25
@@ -463,6 +482,8 @@ class WorkspaceContext:
     variants: dict[str, dict[tuple[str, ...], tuple[float, ...]]] = field(default_factory=dict, hash=False, compare=False)
     # Per command-line option (`n`, `learning_rate`), the help texts the workspace's parsers give it.
     option_help: dict[str, frozenset[str]] = field(default_factory=dict, hash=False, compare=False)
+    # Per command-line option, the values the documented runs pass it (`model_variant`: llama2_7b, ...).
+    launched: dict[str, frozenset[str]] = field(default_factory=dict, hash=False, compare=False)
 
     @classmethod
     def of(cls, index: CodeIndex) -> WorkspaceContext:
@@ -480,11 +501,27 @@ class WorkspaceContext:
             variants={file.file: _variants_of(file) for file in index.files},
             run_configs=_run_configs(index),
             option_help=_option_help(index),
+            launched=_launched_options(index),
         )
+
+    def runs_no_variant(self, site: ValueSite) -> bool:
+        """Whether the site's branch is for a variant no documented run makes, while the documented runs
+        choose among variants by that option (`--model_variant=llama2_70b`, never `llama3_70b`)."""
+        chosen = self.launched.get(site.variant_of or "")
+        return bool(chosen and site.variant) and not any(literal in chosen for literal in (site.variant or "").split())
 
     def variant_values(self, family: tuple[str, ...], file: str, own: dict[tuple[str, ...], tuple[float, ...]]) -> list[float]:
         """The values the family's sites give: `own`, those of `file` as it is now, and the rest's as last read."""
         return [*own.get(family, ()), *(v for other, families in self.variants.items() if other != file for v in families.get(family, ()))]
+
+
+def _launched_options(index: CodeIndex) -> dict[str, frozenset[str]]:
+    chosen: dict[str, set[str]] = {}
+    for file in index.files:
+        for launch in file.launches:
+            for option, value in launch.options.items():
+                chosen.setdefault(option, set()).add(value)
+    return {option: frozenset(values) for option, values in chosen.items()}
 
 
 def _option_help(index: CodeIndex) -> dict[str, frozenset[str]]:
@@ -569,6 +606,17 @@ def _variants_of(file: FileIndex) -> dict[tuple[str, ...], tuple[float, ...]]:
             for family in variant_families(site):
                 families.setdefault(family, []).append(float(site.value))
     return {family: tuple(values) for family, values in families.items()}
+
+
+def _width_of_a_model(site: ValueSite, side: PaperFacts, own_variants: dict[tuple[str, ...], tuple[float, ...]]) -> bool:
+    """`LLaMAConfig(emb_dim=8192, nlayers=80)`: an embedding dimension given to the callee that takes the
+    model's depth is the model's width (its hidden size), when the paper states no embedding dimension.
+    A `depth=0` is a layer's index (`MultiheadDiffAttn(embed_dim=1024, depth=0)`), not a model's depth."""
+    if site.normalized_name != "embedding_dim" or "embedding_dim" in side.facts or "hidden_size" not in side.facts or not site.call:
+        return False
+    return any(
+        family[0] == "num_layers" and family[2:] == (site.location.file, site.call) and max(depths) >= 2 for family, depths in own_variants.items()
+    )
 
 
 def _is_symbol_of_the_method(site: ValueSite, context: WorkspaceContext) -> bool:
@@ -758,9 +806,13 @@ def _check_value(
 ) -> Finding | None:
     if not site.live or site.overridden or not isinstance(site.value, (int, float)) or isinstance(site.value, bool):
         return None
+    if context.runs_no_variant(site):
+        return None
     help_told = _help_telling_symbol(site, side, context) if site.normalized_name is None else None
     if help_told is not None:
         site = site.model_copy(update={"normalized_name": snake_case(site.name)})
+    if _width_of_a_model(site, side, own_variants):
+        site = site.model_copy(update={"normalized_name": "hidden_size"})
     name = site.normalized_name
     if name is None:
         return None
@@ -778,6 +830,13 @@ def _check_value(
         facts = facts_for(side, site)
         if not facts:
             return None  # the paper states it only in another measure ("4M tokens"): another quantity
+        variant = for_a_variant(site, side.names | {name for fact in facts for name in fact.scope})
+        if variant is not None and any(fact.scope for fact in facts):
+            # A branch for one variant (`if model_variant == "llama2_70b":`) is that variant's run: only
+            # what the paper states for it applies, and nothing when the paper never reports it.
+            facts = [f for f in facts if f.scope and all(named_in(n, fold(site.variant or ""), variant) for n in f.scope)]
+            if not facts:
+                return None
         # "The decoder is a DiT with a patch size of 2" says nothing of an encoder's patch size.
         here = site_context(site) + context.run_configs.get(file.file, "")
         here_words = file_words(site.location.file)  # a short form in its path (`delete_celeb.yaml`), not in a name

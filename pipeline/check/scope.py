@@ -31,7 +31,11 @@ MODULE_NOUNS = frozenset(
     "classifier predictor projector adapter vae autoencoder".split()
 )
 # Names of a model or a dataset: ViT-B, DiT, ADE20K, ImageNet, CIFAR-10, LLaMA, 7B.
-_NAME_RE = re.compile(r"(?<![\w\\-])(?:[A-Za-z]*[A-Z][a-z]*[A-Z0-9][\w.-]*|[A-Z][a-z]*-[A-Z][\w.-]*|\d+(?:\.\d+)?[BM])(?![\w-])")
+# A model's size names it ("LLaMA 7B"); a count of what it is trained on ("200B tokens") does not.
+_NAME_RE = re.compile(
+    r"(?<![\w\\-])(?:[A-Za-z]*[A-Z][a-z]*[A-Z0-9][\w.-]*|[A-Z][a-z]*-[A-Z][\w.-]*"
+    r"|\d+(?:\.\d+)?[BM](?!\s*(?:tokens?|images?|samples?|examples?|steps?|iterations?|words?|sequences?|pairs?|frames?)\b))(?![\w-])"
+)
 _MATH_OR_CITATION_RE = re.compile(r"\$[^$]*\$|\[[^\]]*\]|\([^()]*\)")
 _CLAUSE_BREAK_RE = re.compile(r",|;|\band\b|\bwhile\b|\bwhereas\b")
 _WORD_RE = re.compile(r"[A-Za-z]+")
@@ -109,8 +113,8 @@ def _names_of(text: str) -> frozenset[str]:
 
 
 def site_context(site: ValueSite) -> str:
-    """What a site's own place says it is about: its file path, name and call, folded."""
-    return fold(" ".join(part for part in (site.location.file, site.name, site.call or "") if part))
+    """What a site's own place says it is about: its file path, name, call and variant, folded."""
+    return fold(" ".join(part for part in (site.location.file, site.name, site.call or "", site.variant or "") if part))
 
 
 def abbreviates(word: str, name: str) -> bool:
@@ -134,8 +138,8 @@ def fits(scope: frozenset[str], context: str, words: frozenset[str] = frozenset(
 
 
 def place_words(site: ValueSite) -> frozenset[str]:
-    """The folded words of a site's path, name and call."""
-    return _words_of_place(site.location.file, site.name, site.call or "")
+    """The folded words of a site's path, name, call and variant."""
+    return _words_of_place(site.location.file, site.name, " ".join((site.call or "", site.variant or "")))
 
 
 def names_another_experiment(site: ValueSite, scope: frozenset[str], paper_names: frozenset[str], *, partly: bool = False) -> bool:
@@ -147,6 +151,17 @@ def names_another_experiment(site: ValueSite, scope: frozenset[str], paper_names
     if partly and scope <= words:
         return False
     return bool((words & paper_names) - scope)
+
+
+def for_a_variant(site: ValueSite, paper_names: frozenset[str]) -> frozenset[str] | None:
+    """The words of the variant a site's branch is for (`if model_variant == "llama2_70b":`), when they
+    name one of the paper's models or datasets (`llama2` is a LLaMA); None for other branches
+    (`if split == "train":`)."""
+    if not site.variant:
+        return None
+    words = frozenset(fold(word) for word in re.split(r"[^A-Za-z0-9.]+", site.variant) if word)
+    named = any(word.startswith(name) for word in words for name in paper_names if len(name) >= 3)
+    return words if named else None
 
 
 def file_words(file: str) -> frozenset[str]:

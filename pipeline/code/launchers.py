@@ -52,7 +52,9 @@ def index_launcher(path_rel: str, source: str, language: LauncherLanguage) -> Fi
             sites = _flag_sites(path_rel, command, pieces)
             values += sites
             references += _config_references(path_rel, command, pieces)
-            launches.append(Launch(script=script_of(command), flags=sorted({site.name.lstrip("-").replace("-", "_") for site in sites})))
+            launches.append(
+                Launch(script=script_of(command), flags=sorted({site.name.lstrip("-").replace("-", "_") for site in sites}), options=command_options(command))
+            )
     return FileIndex(
         file=path_rel,
         sha256=hashlib.sha256(source.encode("utf-8", errors="surrogatepass")).hexdigest(),
@@ -69,10 +71,25 @@ def commands_of(index: FileIndex) -> list[str]:
     return list(dict.fromkeys(site.call for site in index.values if site.kind == "command-line" and site.call))
 
 
+_ASSIGNMENT_RE = re.compile(r"(?:export\s+)?([A-Za-z_]\w*)=(.*)", re.S)
+_VARIABLE_RE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+
+
+def _unclosed_quote(text: str) -> bool:
+    """Whether a shell text leaves a quote open: `ARGS="` goes on to the line closing it."""
+    try:
+        shlex.split(text, comments=False, posix=True)
+    except ValueError:
+        return True
+    return False
+
+
 def _commands(source: str, *, markdown: bool) -> list[tuple[str, list[tuple[int, int, str]]]]:
-    """Each command that starts a Python script: its text (continuations joined) and its pieces, as
-    (line, column, text) of each physical line."""
+    """Each command that starts a Python script: its text (continuations joined, the launcher's own
+    variables expanded: `ARGS="--lr 3e-4"` ... `torchrun train.py ${ARGS}`) and its pieces, as (line,
+    column, text) of each physical line, the variables' lines included."""
     commands = []
+    variables: dict[str, tuple[str, list[tuple[int, int, str]]]] = {}
     pending: list[tuple[int, int, str]] = []
     in_fence = not markdown
     for number, line in enumerate(source.splitlines()):
@@ -93,11 +110,21 @@ def _commands(source: str, *, markdown: bool) -> list[tuple[str, list[tuple[int,
             body, column = body[quiet:], column + quiet
         continued = body.endswith("\\")
         pending.append((number, column, body[:-1] if continued else body))
-        if continued:
-            continue
         text = " ".join(piece for _, _, piece in pending)
-        if len(text) <= MAX_COMMAND_CHARS and _STARTER_RE.search(text) and (".py" in text or " -m " in text):
-            commands.append((text, pending))
+        if continued or (len(text) <= MAX_COMMAND_CHARS and _unclosed_quote(text)):
+            continue
+        assignment = _ASSIGNMENT_RE.fullmatch(text)
+        if assignment and not _STARTER_RE.search(text):
+            value = _tokens(text)
+            variables[assignment[1]] = (value[0].partition("=")[2] if len(value) == 1 else assignment[2], pending)
+        else:
+            pieces = list(pending)
+            for match in _VARIABLE_RE.finditer(text):
+                if (match[1] or match[2]) in variables:
+                    pieces += variables[match[1] or match[2]][1]
+            text = _VARIABLE_RE.sub(lambda m: variables[m[1] or m[2]][0] if (m[1] or m[2]) in variables else m[0], text)
+            if len(text) <= MAX_COMMAND_CHARS and _STARTER_RE.search(text) and (".py" in text or " -m " in text):
+                commands.append((text, pieces))
         pending = []
     return commands
 
@@ -107,6 +134,18 @@ def _tokens(text: str) -> list[str]:
         return shlex.split(text, comments=True, posix=True)
     except ValueError:  # an unclosed quote: words as written
         return text.split()
+
+
+def command_options(command: str) -> dict[str, str]:
+    """A command's flags with the values written for them, dashes dropped and `-` as `_`:
+    `--model-variant=llama2_70b --lr 4e-3` → {"model_variant": "llama2_70b", "lr": "4e-3"}."""
+    tokens = _tokens(command)
+    options = {}
+    for index, token in enumerate(tokens):
+        name, raw = _flag_value(token, tokens[index + 1] if index + 1 < len(tokens) else None)
+        if name is not None and raw is not None:
+            options[name.lstrip("-").replace("-", "_")] = raw
+    return options
 
 
 def command_numbers(command: str) -> dict[str, float]:

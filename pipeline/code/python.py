@@ -758,7 +758,7 @@ class _Indexer:
     def _branches(self, test: ast.expr, body: list[ast.stmt], orelse: list[ast.stmt], scope: _Scope) -> None:
         truth = self._truth(test, scope.env)
         if truth is None:
-            self._alternatives([body, orelse], scope)
+            self._alternatives([body, orelse], scope, variant=_variant_tested(test))
             return
         live, dead = (body, orelse) if truth else (orelse, body)
         if dead:
@@ -766,13 +766,20 @@ class _Indexer:
             self._alternatives([dead], scope)
         self._body(live, scope)
 
-    def _alternatives(self, blocks: list[list[ast.stmt]], scope: _Scope) -> None:
-        """Blocks that may or may not run: a name keeps its value after them only if none rebinds it."""
+    def _alternatives(self, blocks: list[list[ast.stmt]], scope: _Scope, variant: tuple[str | None, str] | None = None) -> None:
+        """Blocks that may or may not run: a name keeps its value after them only if none rebinds it.
+        `variant`: what the first block is for (`if model_variant == "llama2_70b":`)."""
         before = scope.env
         kept = dict(before)
-        for block in blocks:
+        for position, block in enumerate(blocks):
             scope.env = dict(before)
+            first = len(self.values)
             self._body(block, scope)
+            if variant is not None and position == 0:
+                tested, literal = variant
+                self.values[first:] = [
+                    site if site.variant else site.model_copy(update={"variant": literal, "variant_of": tested}) for site in self.values[first:]
+                ]
             kept = {name: binding for name, binding in kept.items() if scope.env.get(name) is binding}
         scope.env = kept
 
@@ -1499,6 +1506,29 @@ def _target_name(target: ast.expr) -> str | None:
     if type(target) is ast.Attribute:
         return target.attr
     return None
+
+
+def _variant_tested(test: ast.expr) -> tuple[str | None, str] | None:
+    """The name a test compares and the string(s) it compares it with: `args.variant == "llama2_70b"`,
+    `name in ("vit_b", "vit_l")`, `"cifar" in dataset` — what the branch it opens is for."""
+    if type(test) is not ast.Compare or len(test.ops) != 1:
+        return None
+    left, right, operator = test.left, test.comparators[0], test.ops[0]
+    if type(operator) is ast.Eq:
+        strings = [side.value for side in (left, right) if type(side) is ast.Constant and type(side.value) is str]
+        tested = next((side for side in (left, right) if type(side) is not ast.Constant), None)
+    elif type(operator) is ast.In:
+        container = right.elts if type(right) in (ast.Tuple, ast.List, ast.Set) else [left]
+        strings = [element.value for element in container if type(element) is ast.Constant and type(element.value) is str]
+        tested = left if type(right) in (ast.Tuple, ast.List, ast.Set) else right
+    else:
+        return None
+    if not strings:
+        return None
+    name = _dotted(tested) if tested is not None else None
+    if name == "__name__":
+        return None  # `if __name__ == "__main__":` is the script's entry, not a variant
+    return (name.rsplit(".", 1)[-1] if name else None), " ".join(strings)
 
 
 def _names_in_target(target: ast.expr) -> list[str]:
