@@ -351,7 +351,35 @@ def checklist(root: Path, include: list[str] | None = None, exclude: list[str] |
         _review(workspace),
         _observability(workspace),
     ]
+    points = [point.model_copy(update={"fix_at": _fix_place(point, workspace)}) if point.status == "failed" else point for point in points]
     return ChecklistReport(workspace=str(root), framework=framework, points=points)
+
+
+_README_RE = re.compile(r"readme(?:\.md|\.rst|\.txt)?$", re.I)
+_MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")
+_CONFIG_RE = re.compile(r"(?:^|/)(?:configs?/[^/]+|config)\.(?:ya?ml|toml|json)$")
+
+
+def _fix_place(point: ChecklistPoint, workspace: _Workspace) -> ChecklistEvidence | None:
+    """Where a failed point's fix belongs: beside the code that already does part of it, else in the
+    file the fix goes to (the training script, the README, the package manifest)."""
+    top = sorted(path.name for path in workspace.root.iterdir() if path.is_file())  # also those [tool.paperlens] include leaves out
+    readme = [ChecklistEvidence(file=path, text="the README") for path in top if _README_RE.match(path)]
+    manifest = [ChecklistEvidence(file=path, text="the package manifest") for path in top if path in _MANIFESTS]
+    training = [ChecklistEvidence(file=line.file, text="the training code") for line in workspace.find(_TRAINS_RE, workspace.run_code, limit=1)]
+    places = {
+        "randomness": point.evidence[:1] + training,
+        "dependencies": [e for e in point.evidence if e.line is not None and "@sha256:" not in e.text]
+        + [ChecklistEvidence(file=path, text="the requirements") for path in top if _REQUIREMENTS_RE.match(path) and path.endswith(".txt")]
+        + manifest,
+        "data": point.evidence[:1] + training,
+        "smoke-test": readme + training,
+        "seeds": point.evidence[:1] + readme + training,
+        "metrics": [ChecklistEvidence(file=path, text="a configuration") for path in workspace.texts if _CONFIG_RE.search(path)][:1] + manifest,
+        "review": manifest,
+        "observability": training,
+    }[point.id]
+    return next(iter(places + readme + manifest), None)
 
 
 def render_text(report: ChecklistReport) -> str:
@@ -375,14 +403,14 @@ def render_markdown(report: ChecklistReport) -> str:
 
 
 def render_sarif(report: ChecklistReport) -> str:
-    """SARIF 2.1.0: one result per failed point (a warning), at its first evidence, else the workspace;
+    """SARIF 2.1.0: one result per failed point (a warning), where its fix belongs, else the workspace;
     what to add is its message."""
     rules = [{"id": f"paperlens.checklist.{point.id}", "name": point.title, "shortDescription": {"text": point.title}} for point in report.points]
     results = []
     for index, point in enumerate(report.points):
         if point.status != "failed":
             continue
-        where = point.evidence[0] if point.evidence else None
+        where = point.fix_at
         physical: dict = {"artifactLocation": {"uri": where.file if where else ".", "uriBaseId": "WORKSPACE"}}
         if where is not None and where.line is not None:
             physical["region"] = {"startLine": where.line + 1}

@@ -26,6 +26,9 @@ class ChecklistPoint(Model):
     summary: str = Field(description="One line: what was found.")
     evidence: list[ChecklistEvidence] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list, description="For a failure: what to add, one item each.")
+    fix_at: ChecklistEvidence | None = Field(
+        default=None, description="For a failure: the file (and line) where what is missing belongs: the seeding code, the Dockerfile's `FROM`, the README."
+    )
 
 
 class ChecklistReport(Model):

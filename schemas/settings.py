@@ -48,6 +48,9 @@ class EditorSettings(Model):
         default_factory=dict, description="Severity per kind of finding, instead of the finding's own; `off` hides the kind."
     )
     paper_gaps: bool = Field(default=True, description="Show the paper's own gaps as diagnostics in its .tex/.md files.")
+    checklist: bool = Field(
+        default=True, description="Show each failed point of the reproducibility checklist as information in the file where its fix belongs."
+    )
     debounce_ms: int = Field(default=300, ge=0, le=10_000, description="Wait after an edit before checking the file.")
     llm: EditorLLMSettings = Field(default_factory=EditorLLMSettings, description="Used to draft questions to the authors.")
     smoke_on_save: bool = Field(default=True, description="Run the smoke command in the sandbox when a Python file is saved.")

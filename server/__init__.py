@@ -1,8 +1,8 @@
 """The paperlens language server (pygls). The only package that speaks LSP.
 
-`app` holds the state and the document life cycle; importing `navigation`, `actions`, `commands`,
-`repo` and `smoke` registers their requests and hooks on the same server object."""
+`app` holds the state and the document life cycle; importing `navigation`, `actions`, `checklist`,
+`commands`, `repo` and `smoke` registers their requests and hooks on the same server object."""
 
-from . import actions, app, commands, navigation, repo, smoke
+from . import actions, app, checklist, commands, navigation, repo, smoke
 
-__all__ = ["actions", "app", "commands", "navigation", "repo", "smoke"]
+__all__ = ["actions", "app", "checklist", "commands", "navigation", "repo", "smoke"]

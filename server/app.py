@@ -154,11 +154,15 @@ class PaperlensServer(LanguageServer):
         self.workspace_settings = WorkspaceSettings()
         self.smoke_task: asyncio.Task | None = None
         self.smoke_cancel: threading.Event | None = None
+        self.checklist_task: asyncio.Task | None = None
+        self.checklist_uris: set[str] = set()  # the documents the checklist's diagnostics stand in
         # A scaffolded repository's plan.json → ((mtime_ns, size, inode), the plan or None when invalid).
         self.repo_plans: dict[Path, tuple[tuple[int, int, int], RepoPlan | None]] = {}
-        # What other modules do when the session starts and when a file is saved (smoke runs).
+        # What other modules do when the session starts, when the workspace has been read (again) and
+        # when a file is saved: the smoke runs, the checklist.
         self.start_hooks: list[Callable[[PaperlensServer], Awaitable[None]]] = []
         self.save_hooks: list[Callable[[PaperlensServer, Path], None]] = []
+        self.load_hooks: list[Callable[[PaperlensServer], None]] = []
 
     # -- pipeline calls (run in a thread) -----------------------------------------------------
 
@@ -272,10 +276,14 @@ class PaperlensServer(LanguageServer):
         self.collecting = asyncio.get_running_loop().call_later(IDLE_COLLECT_SECONDS, when_idle)
 
     def publish(self, uri: str, producer: str, diagnostics: list[lsp.Diagnostic], version: int | None = None) -> None:
-        """Replace one producer's diagnostics for a document and send the union of all producers'."""
+        """Replace one producer's diagnostics for a document and send the union of all producers';
+        without a version of its own (a smoke run, the checklist), the version the checks in the union
+        were made for."""
         own = self.diagnostics.setdefault(uri, {})
         own[producer] = diagnostics
         everything = [d for produced in own.values() for d in produced]
+        if version is None and CHECKS in own:
+            version = self.analysed_versions.get(uri)
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=everything))
 
     def report_server_error(self, error: Exception, source) -> None:
@@ -455,8 +463,10 @@ async def _load(ls: PaperlensServer, paper: bool) -> bool:
     except UserError as err:
         _show(ls, str(err), lsp.MessageType.Error)
         ls.ready.set()
+        _after_load(ls)
         return False
     ls.ready.set()
+    _after_load(ls)
     if paper:  # files that were the paper's may not be any more: their gaps go; open ones get theirs again
         for uri in [uri for uri, producers in ls.diagnostics.items() if producers.get(GAPS)]:
             ls.publish(uri, GAPS, [])
@@ -467,6 +477,11 @@ async def _load(ls: PaperlensServer, paper: bool) -> bool:
     return True
 
 
+def _after_load(ls: PaperlensServer) -> None:
+    for hook in ls.load_hooks:
+        hook(ls)
+
+
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
 async def did_change_configuration(ls: PaperlensServer, params: lsp.DidChangeConfigurationParams) -> None:
     pushed = params.settings.get("paperlens") if isinstance(params.settings, dict) else None
@@ -475,6 +490,8 @@ async def did_change_configuration(ls: PaperlensServer, params: lsp.DidChangeCon
     if ls.settings.paper != before.paper:
         await _load(ls, paper=True)
     else:
+        if ls.settings.checklist != before.checklist:
+            _after_load(ls)
         for document in list(ls.workspace.text_documents.values()):
             _schedule(ls, document.uri, delay=0)
 

@@ -147,7 +147,31 @@ def test_the_cli_writes_text_json_and_markdown_and_fails_on_request(tmp_path, ca
     [run] = sarif["runs"]
     failed = [p["id"] for p in report["points"] if p["status"] == "failed"]
     assert [r["ruleId"] for r in run["results"]] == [f"paperlens.checklist.{point}" for point in failed]
-    assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": ".", "uriBaseId": "WORKSPACE"}
+    # Where the fix belongs: the seeding goes in the training code.
+    assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": "train.py", "uriBaseId": "WORKSPACE"}
     assert "Add: seed" in run["results"][0]["message"]["text"]
     assert main(["checklist", str(repo), "--fail-on-failed"]) == 1
     assert main(["checklist", str(tmp_path / "missing")]) == 2
+
+
+def test_each_failed_point_says_where_its_fix_belongs(tmp_path):
+    files = {
+        "train.py": TORCH_TRAINING + "    np.random.seed(0)\n",
+        "Dockerfile": "FROM python:3.11\nRUN pip install torch\n",
+        "requirements.txt": "torch\n",
+        "README.md": "# Training\n\n```\npython train.py --seed 0\n```\n",
+        "pyproject.toml": "[project]\nname = 'x'\n",
+    }
+    points = _points(tmp_path, files)
+    place = {name: (point.fix_at.file, point.fix_at.line) for name, point in points.items() if point.fix_at is not None}
+    assert {name for name, point in points.items() if point.status == "failed"} == set(place)
+    # Beside the seeding already there; at the base image's FROM; the documented run; the README;
+    # the package manifest for what has no file of its own yet.
+    seeding = (tmp_path / "train.py").read_text().splitlines().index("np.random.seed(0)")
+    assert place["randomness"] == ("train.py", seeding)
+    assert place["dependencies"] == ("Dockerfile", 0)
+    assert place["seeds"] == ("README.md", 3)
+    assert place["smoke-test"] == ("README.md", None)
+    assert place["review"] == ("pyproject.toml", None)
+    assert place["observability"] == ("train.py", None)
+    assert all(point.fix_at is None for point in points.values() if point.status != "failed")

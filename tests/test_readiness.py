@@ -234,6 +234,8 @@ def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
         "We split the dataset into a training and a test set.": "proportions",
         "We project the features into a shared space with a linear layer.": None,  # "space": where to, said
         "We project the pooled features to the decoder.": "dimension",
+        "The function $s(\\cdot, \\cdot)$ computes the patch-wise similarities between the two representations.": "distance or similarity",
+        "The function $s(\\cdot, \\cdot)$ computes the cosine similarities between the two representations.": None,
     }
     for sentence, slot in cases.items():
         gaps = [g for g in _assess_text(tmp_path, "\\section{Method}\n" + sentence).gaps if g.kind == "open-step"]

@@ -37,7 +37,9 @@ async def _start(
     lsp_client: LanguageClient, preset: str, tmp_path, *, paper: str = "../paper", options=None, prepare=None, capabilities=None
 ) -> None:
     """The example workspace and paper copied under tmp_path, and a session with a client preset
-    (or `capabilities`, the preset changed by a test)."""
+    (or `capabilities`, the preset changed by a test). The checklist is off unless `options` turn it
+    on: its diagnostics would race the checks' to a test waiting for a document's first ones."""
+    options = {**(options or {}), "paperlens": {"checklist": False, **(options or {}).get("paperlens", {})}}
     workspace = tmp_path / "workspace"
     shutil.copytree(WORKSPACE, workspace)
     shutil.copytree(EXAMPLE_PAPER, tmp_path / "paper")
@@ -723,3 +725,37 @@ async def test_a_file_past_the_size_cap_in_bytes_is_not_checked_and_the_server_g
     uri, _ = _open(client, "train.py")
     assert any("weight_decay" in d.message for d in await _diagnostics(client, uri))
     assert not client.diagnostics.get(big.as_uri())
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "paperlens.server"]))
+async def checklist_client(lsp_client: LanguageClient, tmp_path):
+    await _start(lsp_client, "visual-studio-code", tmp_path, options={"paperlens": {"checklist": True}})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_the_checklists_failed_points_show_as_information_where_each_fix_belongs(checklist_client: LanguageClient):
+    client = checklist_client
+    train, readme = ((client.workspace_path / name).as_uri() for name in ("train.py", "README.md"))
+    async with asyncio.timeout(30):
+        while not {train, readme} <= client.diagnostics.keys():
+            await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    # Neither file is open: the seeding belongs in the training code, the documented runs' seeds in the README.
+    codes = {uri: {d.code for d in client.diagnostics[uri]} for uri in (train, readme)}
+    assert "checklist.randomness" in codes[train] and "checklist.seeds" in codes[readme]
+    assert all(d.severity == lsp.DiagnosticSeverity.Information for uri in (train, readme) for d in client.diagnostics[uri])
+    seeds = next(d for d in client.diagnostics[readme] if d.code == "checklist.seeds")
+    assert "several seeds" in seeds.message and "at least three seeds" in seeds.message
+    # An open document's checks and the checklist stand side by side.
+    _open(client, "train.py")
+    async with asyncio.timeout(30):
+        while not any(d.code == "divergence" for d in client.diagnostics[train]):
+            await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert "checklist.randomness" in {d.code for d in client.diagnostics[train]}
+    # Off by the setting: every checklist diagnostic goes, the checks' stay.
+    client.set_configuration({"checklist": False}, section="paperlens")
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    async with asyncio.timeout(30):
+        while client.diagnostics[readme] or any(str(d.code).startswith("checklist.") for d in client.diagnostics[train]):
+            await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert any(d.code == "divergence" for d in client.diagnostics[train])

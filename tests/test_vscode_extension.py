@@ -89,6 +89,7 @@ def test_the_extension_in_a_real_vscode(editor: dict[str, str], tmp_path: Path) 
 
     problems = steps["divergence-in-problems"]["detail"]
     assert "weight_decay = 5e-4" in problems["row"] and "0.05" in problems["row"] and "paperlens" in problems["row"]
+    assert "Reproducibility checklist" in problems["checklist"] and "Add:" in problems["checklist"]
 
     hover = steps["hover-value-with-quote"]["detail"]["hover"]
     assert "paperlens — divergence" in hover and "a weight decay of 0.05" in hover  # the paper's quote

@@ -251,7 +251,15 @@ async function walkThrough(page, where) {
     await row.click(); // the editor goes to the line, as a user would
     await waitForText(page, "weight_decay=5e-4", "5e-4");
     await shot("01-problems.png");
-    return { row: text, problems: (await problemRows(page)).length, status: status.replace(/\s+/g, " ") };
+    // The checklist's failed points stand beside the checks, as information, also in files not open:
+    // found through the panel's filter, as a user would (the list shows only the rows it has room for).
+    const filter = page.getByPlaceholder(/^Filter \(e\.g\. text/).first();
+    await filter.fill("Reproducibility checklist");
+    const checklist = page.locator(".markers-panel .monaco-list-row", { hasText: "Reproducibility checklist" }).first();
+    await checklist.waitFor({ timeout: 30000 });
+    const checklistRow = (await checklist.innerText()).replace(/\s+/g, " ");
+    await filter.fill("");
+    return { row: text, problems: (await problemRows(page)).length, checklist: checklistRow, status: status.replace(/\s+/g, " ") };
   });
 
   await step(page, "hover-value-with-quote", async () => {

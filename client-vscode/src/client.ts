@@ -25,7 +25,7 @@ import {
 import { installCommand, Interpreter, notInstalledMessage, resolveInterpreter } from "./logic/interpreter";
 import { PaperLocation, paperLinkLocation, rewriteHoverMarkdown, SHOW_PAPER } from "./logic/links";
 import { isPaperView } from "./logic/paperView";
-import { serverEnvironment, serverSettings } from "./logic/settings";
+import { SERVER_KEYS, serverEnvironment, serverSettings } from "./logic/settings";
 import { smokeFromResult } from "./logic/status";
 import { PaperPanel, showSource } from "./paperPanel";
 import { activeInterpreter, pythonExtensionInstalled } from "./python";
@@ -97,7 +97,7 @@ export class PaperlensClient implements vscode.Disposable {
   private settingsFor(scope?: vscode.Uri): Record<string, unknown> {
     const section = vscode.workspace.getConfiguration(SECTION, scope);
     const raw: Record<string, unknown> = {};
-    for (const key of ["paper", "checks", "severity", "paperGaps", "debounceMs", "llm", "smokeOnSave", "sandbox"]) {
+    for (const key of SERVER_KEYS) {
       raw[key] = section.get(key);
     }
     return serverSettings(raw, vscode.workspace.isTrusted);

@@ -17,6 +17,7 @@ test("the defaults VS Code gives become what the server's own defaults are, and 
   assert.deepEqual(serverSettings(section, true), {
     checks: ["divergence", "guess", "unimplemented", "agreement"],
     paperGaps: true,
+    checklist: true,
     debounceMs: 300,
     smokeOnSave: true,
   });
@@ -62,6 +63,7 @@ test("set values pass through; unset ones (null, empty) are left out, so the wor
     checks: ["divergence", "guess", "unimplemented", "agreement"],
     severity: { guess: "off" },
     paperGaps: true,
+    checklist: true,
     debounceMs: 300,
     llm: { baseUrl: "http://127.0.0.1:8080/v1" },
     smokeOnSave: true,

@@ -3,7 +3,7 @@
 // workspace/didChangeConfiguration. Plain logic: no `vscode` import.
 
 /** The server's settings; anything else in the section (interpreter, trace) is the client's. */
-export const SERVER_KEYS = ["paper", "checks", "severity", "paperGaps", "debounceMs", "llm", "smokeOnSave", "sandbox"] as const;
+export const SERVER_KEYS = ["paper", "checks", "severity", "paperGaps", "checklist", "debounceMs", "llm", "smokeOnSave", "sandbox"] as const;
 const NESTED: Record<string, readonly string[]> = {
   severity: ["divergence", "guess", "unimplemented", "agreement"],
   llm: ["baseUrl", "model"],
