@@ -95,9 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     align = commands.add_parser("align", help="compare measured metrics (one file or folder per run) with the paper's")
     align.add_argument("runs", type=Path, nargs="+", help="metrics.json files, or folders holding them (one per seed)")
     align.add_argument("--reported", type=Path, required=True,
-                       help="the paper's results: a YAML/JSON list of metrics, or a plan (.paperlens/plan.json)")  # fmt: skip
-    align.add_argument("--rule", default="relative:0.02",
-                       help="absolute:D, relative:F (or F%%), or interval:C (prediction interval, needs 2+ runs); default relative:0.02")  # fmt: skip
+                       help="the paper's results: a scaffold's config.toml (with each metric's tolerance), a YAML/JSON list of metrics, or a plan (.paperlens/plan.json)")  # fmt: skip
+    align.add_argument("--rule",
+                       help="absolute:D, relative:F (or F%%), or interval:C (prediction interval, needs 2+ runs), for every metric; "
+                            "default: each metric's tolerance in config.toml, else relative:0.02")  # fmt: skip
     align.add_argument("--out", type=Path, help="write alignment.md and alignment.png into this folder")
     align.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     align.set_defaults(run=run_align)
@@ -371,6 +372,7 @@ def run_reproduce(args: argparse.Namespace) -> int:
 
 def run_align(args: argparse.Namespace) -> int:
     from .repo.align import (
+        DEFAULT_RULE,
         align_metrics,
         alignment_markdown,
         parse_rule,
@@ -379,8 +381,11 @@ def run_align(args: argparse.Namespace) -> int:
         write_alignment,
     )
 
-    rule = parse_rule(args.rule)
-    report = align_metrics(read_reported(args.reported), read_runs(args.runs), rule)
+    rule = parse_rule(args.rule or DEFAULT_RULE)
+    reported = read_reported(args.reported)
+    if args.rule:  # the command line's rule for every metric
+        reported = [metric.model_copy(update={"tolerance": None}) for metric in reported]
+    report = align_metrics(reported, read_runs(args.runs), rule)
     if args.out:
         try:
             written = write_alignment(report, _output_folder(args.out))
@@ -396,7 +401,8 @@ def run_align(args: argparse.Namespace) -> int:
         for metric in report.metrics:
             spread = f" ± {metric.std:.4g}" if metric.std is not None else ""
             mean = f"{metric.mean:.4g}{spread}" if metric.mean is not None else "not measured"
-            lines.append(f"  {metric.name}: {metric.verdict} — paper {metric.paper_value:g}, runs {mean} (n={len(metric.values)}): {metric.reason}")
+            own = f" (rule {metric.rule.kind} {metric.rule.value:g})" if metric.rule else ""
+            lines.append(f"  {metric.name}: {metric.verdict}{own} — paper {metric.paper_value:g}, runs {mean} (n={len(metric.values)}): {metric.reason}")
         sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK if report.verdict == "aligned" else EXIT_FINDINGS
 

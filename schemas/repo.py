@@ -68,6 +68,9 @@ class ReportedMetric(Model):
     higher_is_better: bool | None = None
     quote: str | None = Field(default=None, description="Where the paper reports it (table row or sentence).")
     location: Location | None = None
+    tolerance: str | None = Field(
+        default=None, description="Its own tolerance rule (`relative:0.02`, `absolute:0.5`, `interval:0.95`), as config.toml's [metrics] give it."
+    )
 
 
 class RepoPlan(Model):
@@ -196,6 +199,7 @@ class MetricAlignment(Model):
     verdict: Literal["aligned", "not-aligned", "undetermined"]
     reason: str
     reported: ReportedMetric
+    rule: ToleranceRule | None = Field(default=None, description="The rule it was judged by, when its own (config.toml) and not the report's.")
 
 
 class AlignmentReport(Model):

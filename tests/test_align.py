@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from paperlens.pipeline.cli import main
 from paperlens.pipeline.errors import UserError
 from paperlens.pipeline.repo.align import (
     align_metrics,
@@ -27,6 +28,8 @@ from paperlens.pipeline.repo.align import (
     write_alignment,
 )
 from paperlens.schemas.repo import MetricRun, RepoPlan, ReportedMetric, ToleranceRule
+
+from .conftest import EXAMPLE_PAPER
 
 
 def runs_measuring(name: str, *values: float) -> list[MetricRun]:
@@ -517,3 +520,23 @@ def test_reported_yaml_written_by_hand_aligns_end_to_end(tmp_path):
     report = align_metrics(read_reported(reported_path), read_runs([tmp_path / "runs"]), parse_rule("relative:5%"))
     assert report.verdict == "aligned"
     assert report.metrics[0].values == [0.89, 0.91]
+
+
+def test_a_scaffolds_config_gives_each_metric_with_its_own_tolerance_and_the_command_line_rule_wins(tmp_path, capsys):
+    out = tmp_path / "repo"
+    assert main(["scaffold", str(EXAMPLE_PAPER), "--out", str(out)]) == 0
+    capsys.readouterr()
+    config = out / "config.toml"
+    [metric] = read_reported(config)
+    assert (metric.name, metric.value, metric.unit, metric.tolerance) == ("test_accuracy", 95.1, "%", "relative:0.02")
+    # The team loosens this metric's tolerance in the configuration; the table's default stays strict.
+    config.write_text(config.read_text().replace('tolerance = "relative:0.02"\nquote', 'tolerance = "absolute:0.5"\nquote'))
+    runs = write_json(tmp_path / "runs.json", [{"seed": s, "metrics": {"test_accuracy": v}} for s, v in ((0, 94.8), (1, 94.9), (2, 94.7))])
+    assert main(["align", str(runs), "--reported", str(config), "--format", "json"]) == 0
+    [judged] = json.loads(capsys.readouterr().out)["metrics"]
+    assert judged["verdict"] == "aligned" and judged["rule"] == {"kind": "absolute", "value": 0.5}
+    assert main(["align", str(runs), "--reported", str(config), "--rule", "relative:0.001"]) == 1
+    assert "not-aligned" in capsys.readouterr().out
+    config.write_text(config.read_text().replace('tolerance = "absolute:0.5"', 'tolerance = "closeish"'))
+    with pytest.raises(UserError, match=r"\[metrics.test_accuracy\] tolerance rule 'closeish' is not understood"):
+        read_reported(config)

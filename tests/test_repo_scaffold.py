@@ -7,7 +7,10 @@ and its tests — the smoke path included — pass in the real sandbox."""
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -375,3 +378,30 @@ def test_the_scaffold_passes_every_checklist_point_that_does_not_need_the_user(p
         name: "passed" for name in points if name not in waiting
     }, {name: point.missing for name, point in points.items()}
     assert points["data"].status in ("passed", "not applicable")
+
+
+FRAMEWORK_STANDINS = {
+    # Stand-ins that record what the scaffold's set_seed asks of each framework (none is installed here).
+    "tensorflow/__init__.py": "from . import keras, config\n",
+    "tensorflow/keras/__init__.py": "from . import utils\n",
+    "tensorflow/keras/utils.py": "import os\ndef set_random_seed(seed):\n    os.environ['CALLS'] += f' tf.seed={seed}'\n",
+    "tensorflow/config/__init__.py": "from . import experimental\n",
+    "tensorflow/config/experimental.py": "import os\ndef enable_op_determinism():\n    os.environ['CALLS'] += ' tf.deterministic'\n",
+    "jax/__init__.py": "import os\nfrom . import random\nos.environ['CALLS'] += ' jax.flags=' + os.environ.get('XLA_FLAGS', '')\n",
+    "jax/random.py": "def PRNGKey(seed):\n    return ('key', seed)\n",
+}
+
+
+def test_the_scaffolds_set_seed_seeds_each_installed_framework_with_its_deterministic_operators(tmp_path):
+    out = tmp_path / "repo"
+    assert main(["scaffold", str(EXAMPLE_PAPER), "--out", str(out)]) == 0
+    plan = RepoPlan.model_validate_json((out / PLAN_PATH).read_text())
+    for name, text in FRAMEWORK_STANDINS.items():
+        (tmp_path / "frameworks" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "frameworks" / name).write_text(text)
+    script = f"import os, {plan.package}.train as t; t.set_seed(7); print(os.environ['CALLS'], t.rng_key)"
+    env = {"PATH": "/usr/bin:/bin", "CALLS": "", "PYTHONPATH": f"{out}{os.pathsep}{tmp_path / 'frameworks'}"}
+    done = subprocess.run([sys.executable, "-c", script], cwd=out, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    # JAX's flag is set before JAX is imported; its key is the run's.
+    assert done.stdout.split() == ["tf.seed=7", "tf.deterministic", "jax.flags=--xla_gpu_deterministic_ops=true", "('key',", "7)"]

@@ -13,6 +13,7 @@ import time
 import uuid
 from pathlib import Path
 
+import docker
 import pytest
 
 from paperlens.pipeline import sandbox
@@ -58,6 +59,7 @@ def test_the_workspace_is_read_only_and_scratch_is_writable(workspace, warm):
         """
         import os
         print("user", os.getuid(), os.getgid(), "home", os.environ["HOME"])
+        print("image", os.environ["PAPERLENS_IMAGE_DIGEST"])
         open("/tmp/scratch.txt", "w").write("ok")
         print("scratch", open("/tmp/scratch.txt").read())
         print("data", open("data.txt").read().strip())
@@ -73,6 +75,8 @@ def test_the_workspace_is_read_only_and_scratch_is_writable(workspace, warm):
     assert result.status == "passed", result.output
     assert result.isolated and result.mode == "docker" and result.image == DEFAULT_SANDBOX_IMAGE
     assert "user 65534 65534 home /tmp" in result.output
+    # The run knows the image it ran in by its content digest, for its record (environment.json).
+    assert f"image {docker.from_env().images.get(DEFAULT_SANDBOX_IMAGE).id}" in result.output
     assert "scratch ok" in result.output and "data kept" in result.output
     assert "WROTE" not in result.output
     assert result.output.count("refused") == 4 and "refused written.txt 30" in result.output  # EROFS

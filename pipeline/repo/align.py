@@ -28,6 +28,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import tomllib
 from pathlib import Path
 from statistics import fmean, stdev
 from typing import Any
@@ -51,6 +52,7 @@ RULE_FORMS = (
     'accepted forms: "absolute:0.5" (|mean − paper| ≤ 0.5), "relative:0.05" or "relative:5%" '
     '(within 5% of the paper\'s value), "interval:0.95" (the paper\'s value inside the runs\' 95% prediction interval)'
 )
+DEFAULT_RULE = "relative:0.02"
 RUN_SHAPE = '{"seed": 1, "metrics": {"accuracy": 0.9}}'
 REPORTED_SHAPES = '{"metrics": [{"name": ..., "value": ...}, ...]}, a list of such metrics, or a repository plan'
 
@@ -168,7 +170,8 @@ def _beta_continued_fraction(a: float, b: float, x: float) -> float:
 
 
 def align_metrics(reported: list[ReportedMetric], runs: list[MetricRun], rule: ToleranceRule) -> AlignmentReport:
-    """Each reported metric compared with the runs under `rule`, and the overall verdict."""
+    """Each reported metric compared with the runs under its own tolerance rule, else `rule`, and the
+    overall verdict."""
     _check_rule(rule)
     alignments = [_align_metric(metric, runs, rule) for metric in reported]
     verdicts = {alignment.verdict for alignment in alignments}
@@ -181,7 +184,9 @@ def align_metrics(reported: list[ReportedMetric], runs: list[MetricRun], rule: T
     return AlignmentReport(rule=rule, runs=len(runs), metrics=alignments, verdict=overall)
 
 
-def _align_metric(metric: ReportedMetric, runs: list[MetricRun], rule: ToleranceRule) -> MetricAlignment:
+def _align_metric(metric: ReportedMetric, runs: list[MetricRun], default: ToleranceRule) -> MetricAlignment:
+    own = parse_rule(metric.tolerance) if metric.tolerance else None
+    rule = own or default
     values: list[float] = []
     ignored: list[str] = []
     for index, run in enumerate(runs):
@@ -199,7 +204,7 @@ def _align_metric(metric: ReportedMetric, runs: list[MetricRun], rule: Tolerance
         reason += f"; ignored the non-finite {'value' if len(ignored) == 1 else 'values'} of {', '.join(ignored)}"
     return MetricAlignment(
         name=metric.name, paper_value=metric.value, values=values, mean=mean, std=std, low=low, high=high,
-        verdict=verdict, reason=reason + ".", reported=metric,
+        verdict=verdict, reason=reason + ".", reported=metric, rule=own if own != default else None,
     )  # fmt: skip
 
 
@@ -319,11 +324,14 @@ def _runs_in_file(path: Path) -> list[MetricRun]:
 
 def read_reported(path: Path) -> list[ReportedMetric]:
     """The metrics the paper reports, from a YAML or JSON file: `{"metrics": [...]}`, a list of
-    metrics, or a repository plan (its `metrics`)."""
+    metrics, or a repository plan (its `metrics`); or from a scaffold's config.toml, each metric with
+    the tolerance its [metrics] table gives (its own, else the table's)."""
     if path.is_dir():
         raise UserError(f"{path}: is a folder; expected a YAML or JSON file with {REPORTED_SHAPES}")
     if not path.is_file():
         raise UserError(f"{path}: no such file")
+    if path.suffix.lower() == ".toml":
+        return _reported_in_config(path)
     data = _load_json(path) if path.suffix.lower() == ".json" else _load_yaml(path)
     if isinstance(data, dict) and ("paper_title" in data or "files" in data):
         try:
@@ -346,6 +354,30 @@ def read_reported(path: Path) -> list[ReportedMetric]:
         raise UserError(f"{path}: not a list of reported metrics ({_errors_in_words(err)}); expected {REPORTED_SHAPES}") from None
     if not metrics:
         raise UserError(f"{path}: lists no reported metrics")
+    return metrics
+
+
+def _reported_in_config(path: Path) -> list[ReportedMetric]:
+    try:
+        table = tomllib.loads(_read_text(path)).get("metrics")
+    except tomllib.TOMLDecodeError as err:
+        raise UserError(f"{path}: not valid TOML ({err})") from None
+    if not isinstance(table, dict):
+        raise UserError(f"{path}: no [metrics] table (each reported metric as [metrics.NAME] with its value and tolerance)")
+    default = table.get("tolerance")
+    items = [{"tolerance": default, "name": name, **entry} for name, entry in table.items() if isinstance(entry, dict)]
+    try:
+        metrics = TypeAdapter(list[ReportedMetric]).validate_python([{k: v for k, v in item.items() if k != "where"} for item in items])
+    except ValidationError as err:
+        raise UserError(f"{path}: [metrics] is not a list of reported metrics ({_errors_in_words(err)})") from None
+    for metric in metrics:
+        if metric.tolerance is not None:
+            try:
+                parse_rule(metric.tolerance)
+            except UserError as err:
+                raise UserError(f"{path}: [metrics.{metric.name}] {err}") from None
+    if not metrics:
+        raise UserError(f"{path}: [metrics] lists no reported metric")
     return metrics
 
 

@@ -22,6 +22,7 @@ from ...schemas.repo import ConfigValue, PlannedFile, RepoPlan
 from ..errors import UserError
 from ..files import write_atomically
 from ..scaffold import scaffold_module
+from .align import DEFAULT_RULE
 from .pin import dockerfile_text
 from .plan import provenance_counts
 
@@ -113,7 +114,7 @@ def _toml_key(key: str) -> str:
     return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml(key)
 
 
-DEFAULT_TOLERANCE = "relative:0.02"  # `paperlens align`'s own default rule
+DEFAULT_TOLERANCE = DEFAULT_RULE  # `paperlens align`'s own default rule
 
 
 def _config_toml(plan: RepoPlan, planned: PlannedFile, modules, out, spec) -> str:
@@ -132,7 +133,7 @@ def _config_toml(plan: RepoPlan, planned: PlannedFile, modules, out, spec) -> st
         lines += _setting_lines(value)
     lines += [
         "[metrics]",
-        f"tolerance = {_toml(DEFAULT_TOLERANCE)}  # for every metric: the rule `paperlens align --rule` compares the runs' mean with",
+        f"tolerance = {_toml(DEFAULT_TOLERANCE)}  # `paperlens align --reported config.toml` holds each metric to its own, else to this",
         "",
     ]
     for metric in plan.metrics:
@@ -341,26 +342,40 @@ def _train_module(plan: RepoPlan, planned, modules: list[PlannedFile], out, spec
 
 from __future__ import annotations
 
+import os
 import random
+from importlib.util import find_spec
 
 import numpy as np
 
 SMOKE_STEPS = 2
 SMOKE_BATCH_SIZE = 4
+rng_key = None  # with JAX, the run's key: code that draws splits it (JAX has no global seed)
 
 
 def set_seed(seed: int) -> None:
-    """Every source of randomness the run uses, fixed: Python's, NumPy's and, when the run uses
-    PyTorch, PyTorch's, with its deterministic operators."""
+    """Every source of randomness the run may use, fixed: Python's, NumPy's and each installed
+    framework's, with its deterministic operators (PyTorch, TensorFlow; JAX's through XLA_FLAGS,
+    set before its first computation)."""
+    global rng_key
     random.seed(seed)
     np.random.seed(seed)
-    try:
+    if find_spec("torch") is not None:
         import torch
-    except ImportError:
-        return
-    torch.manual_seed(seed)
-    torch.cuda.manual_seed_all(seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
+
+        torch.manual_seed(seed)
+        torch.cuda.manual_seed_all(seed)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    if find_spec("tensorflow") is not None:
+        import tensorflow as tf
+
+        tf.keras.utils.set_random_seed(seed)
+        tf.config.experimental.enable_op_determinism()
+    if find_spec("jax") is not None:
+        os.environ["XLA_FLAGS"] = " ".join((os.environ.get("XLA_FLAGS", ""), "--xla_gpu_deterministic_ops=true")).strip()
+        import jax
+
+        rng_key = jax.random.PRNGKey(seed)
 
 
 def init_state(config, data) -> dict:
@@ -411,7 +426,7 @@ def _reproduce_script(plan: RepoPlan, planned, modules, out, spec) -> str:
 
     python reproduce.py --smoke              # a few steps on synthetic data: the whole path runs
     python reproduce.py                      # the full run, seeds 0 1 2, into runs/seed-N/
-    paperlens align --reported .paperlens/plan.json runs   # compare with the paper's results
+    paperlens align --reported config.toml runs   # compare with the paper's results, each within its tolerance
 
 Each run writes metrics.json (its seed, the metrics measured, and its status: "complete", or the
 stub it stopped at in a smoke run; a full run never hides a stub), its log (run.log), its final
@@ -557,7 +572,7 @@ def _readme(plan: RepoPlan, planned, modules: list[PlannedFile], out, spec) -> s
         "paperlens check .                   # the code against the paper",
         "paperlens reproduce PAPER --out .   # generate, pin, run and repair (needs an LLM endpoint)",
         "python reproduce.py --seeds 0 1 2   # the full run, once every open item is settled",
-        "paperlens align --reported .paperlens/plan.json runs   # measured vs reported metrics",
+        "paperlens align --reported config.toml runs   # measured vs reported metrics, each within its tolerance",
         "```",
         "",
         "## Modules",

@@ -317,7 +317,8 @@ def container_spec(api: Any, image_id: str, command: list[str], workspace: Path,
         "command": command[1:],
         "working_dir": WORKSPACE_IN_RUN,
         "user": _user(),
-        "environment": smoke_env(settings.cpus, SCRATCH),
+        # The image's content digest: a run's record (a scaffold's environment.json) names what it ran in.
+        "environment": smoke_env(settings.cpus, SCRATCH) | {"PAPERLENS_IMAGE_DIGEST": image_id},
         "labels": {
             LABEL: "1",
             OWNER_LABEL: owner(),
