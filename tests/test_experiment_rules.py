@@ -1077,3 +1077,16 @@ def test_steps_are_worked_out_from_a_token_budget_and_a_batch_in_tokens_as_exact
 def test_a_count_of_tokens_names_no_model():
     assert scope_of("The models are trained with 200B tokens.", "200B") == frozenset()
     assert scope_of("We train LLaMA 7B with a batch of 4M tokens.", "4M") == frozenset({"llama", "7b"})
+
+
+def test_a_loss_weight_option_the_paper_never_mentions_is_information(tmp_path):
+    body = "\\section{Method}\nWe model the RGB channels of each pixel and apply a cross-entropy loss on the prediction.\n"
+    option = "import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument('--r_weight', type=float, default={value}, help='{help}')\n"
+    [finding] = _check(tmp_path, body, {"main.py": option.format(value=5.0, help="Loss weight on the red channel")})
+    assert (finding.kind, finding.severity, finding.setting, finding.code_value) == ("guess", "info", "loss_weight", "5.0")
+    assert "Loss weight on the red channel" in finding.message and "cross-entropy loss" in finding.paper[0].quote
+    # The sum as written, a help that weights no loss, and a paper that weights the channels: silent.
+    assert _check(tmp_path / "one", body, {"main.py": option.format(value=1.0, help="Loss weight on the red channel")}) == []
+    assert _check(tmp_path / "other", body, {"main.py": option.format(value=5.0, help="Weight of the red channel in the mix")}) == []
+    weighted = body + "The loss of the red channel is weighted more, as the eye is most sensitive to it.\n"
+    assert _check(tmp_path / "said", weighted, {"main.py": option.format(value=5.0, help="Loss weight on the red channel")}) == []

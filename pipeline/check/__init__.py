@@ -114,6 +114,7 @@ class PaperFacts:
     # Symbols declared learnable whose start no sentence states → (their LaTeX, the declaring sentence).
     learnable: dict[str, tuple[str, Evidence]] = field(default_factory=dict)
     folded_prose: str = ""
+    weighting_sentences: tuple[str, ...] = ()  # the prose's sentences that weight something, lowercased
     several_experiments: bool = False  # two stated values are scoped to experiments with no name in common
 
 
@@ -133,6 +134,9 @@ def paper_facts(spec: PaperSpec, decisions: DecisionsFile) -> PaperFacts:
     framing = framing_sections(spec)
     side.names = paper_names([p.text for p in spec.paragraphs])
     side.folded_prose = fold(" ".join(p.text for p in spec.paragraphs))
+    side.weighting_sentences = tuple(
+        sentence.lower() for p in spec.paragraphs for sentence in re.split(r"(?<=\.)\s+", p.text) if _WEIGHTING_RE.search(sentence)
+    )
     previous = _previous_sentences(spec, {h.text for h in spec.hyperparameters if "respectively" in h.text})
     for stated in spec.hyperparameters:
         if stated.section_id in framing:
@@ -996,6 +1000,46 @@ def _unmentioned_finding(site: ValueSite, setting: str, side: PaperFacts, contex
     )
 
 
+_WEIGHTING_RE = re.compile(r"\bweigh|\bcoefficient|λ|\\lambda", re.I)
+# An option's help that says it weights a loss: "Loss weight on the red channel", "weight of the KL loss".
+_LOSS_WEIGHT_HELP_RE = re.compile(r"\bloss\s+weight|\bweight\w*\s+(?:of|on|for)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?loss\b", re.I)
+_HELP_FILLER = frozenset("loss losses weight weights weighting the for and term".split())
+
+
+def _check_unmentioned_loss_weight(site: ValueSite, side: PaperFacts, context: WorkspaceContext) -> Finding | None:
+    """`--r_weight 5.0`, help "Loss weight on the red channel": a weight on a loss the paper never
+    mentions (no sentence weighting anything names what the help says it weights)."""
+    if site.kind not in ("argparse-default", "command-line") or not site.live or site.overridden:
+        return None
+    if not isinstance(site.value, (int, float)) or isinstance(site.value, bool) or site.value in (0, 1):
+        return None  # off, or the sum as written
+    helps = {site.help} if site.help else context.option_help.get(snake_case(site.name), frozenset())
+    if len(helps) != 1 or side.used_evidence.get("loss") is None:
+        return None
+    [help_text] = helps
+    subject = {word for word in re.findall(r"[a-z]{3,}", help_text.lower()) if word not in _HELP_FILLER}
+    if not _LOSS_WEIGHT_HELP_RE.search(help_text) or not subject:
+        return None
+    if any(re.search(rf"\b{word}", sentence) for sentence in side.weighting_sentences for word in subject):
+        return None  # the paper weights what the option weights: a value to compare, not a guess
+    return Finding(
+        id=_site_id("guess", "loss_weight", site.location),
+        kind="guess",
+        severity="info",
+        confidence=0.5,
+        confidence_note=f"the option's help says it weights a loss (“{help_text}”); no sentence of the paper weighting anything names it",
+        message=f"{site.name} = {site.raw} weights a loss (“{help_text}”), which the paper never mentions",
+        setting="loss_weight",
+        code=site.location,
+        code_value=site.raw,
+        paper=[side.used_evidence["loss"]],
+        fixes=[
+            Fix(kind="record-assumption", title=f"Record {site.name} = {site.raw} as an explicit assumption"),
+            Fix(kind="ask-authors", title=f"Ask the authors whether they weighted the loss ({help_text})"),
+        ],
+    )
+
+
 def _check_switch(site: ValueSite, side: PaperFacts, context: WorkspaceContext, file: FileIndex) -> Finding | None:
     """`use_ema = True`, `diffusion_use_ema=True`: a switch turning on a technique the paper never
     names, when no value of that technique in the file says so already."""
@@ -1277,6 +1321,7 @@ def check_file(
             _check_timestep_start(given, facts),
             _check_library_default(given, facts),
             _check_switch(given, facts, context, file),
+            _check_unmentioned_loss_weight(given, facts, context),
         )
         for finding in checks:
             if finding is not None:
