@@ -165,6 +165,8 @@ def test_a_launchers_own_variables_are_expanded_into_its_commands():
     index = index_launcher("run.sh", source, "shell")
     [launch] = index.launches
     assert launch.options == {"model_variant": "llama2_7b", "learning_rate": "3e-4", "steps": "100"}
-    # A flag's value is located where it is written: the variable's line for the rate; `--steps $STEPS`
-    # writes none, so the run takes 100 steps but no line gives that value as a flag.
-    assert {(site.name, site.location.line) for site in index.values} == {("--learning_rate", 2)}
+    # Each value is located where it is written: the rate in ARGS's lines, the steps at STEPS=100.
+    assert {(site.name, site.raw, site.location.line, site.location.column) for site in index.values} == {
+        ("--learning_rate", "3e-4", 2, 16),
+        ("--steps", "100", 4, 13),
+    }

@@ -71,7 +71,7 @@ class _Fact:
     evidence: Evidence
     from_answer: bool = False
     scope: frozenset[str] = frozenset()  # what it is stated for: {"decoder"}, {"coco"} (see scope.py)
-    tolerance: float = 1e-6  # relative: worked out from rounded values ("200B tokens / 4M tokens"), more
+    tolerance: float = 1e-6  # relative; wider for a value worked out from rounded ones ("200B tokens / 4M tokens")
 
 
 # Words of a delegating sentence that say nothing of which experiment it speaks for.

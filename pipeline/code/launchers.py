@@ -48,8 +48,8 @@ def index_launcher(path_rel: str, source: str, language: LauncherLanguage) -> Fi
     if len(source) > MAX_LAUNCHER_CHARS:
         problems.append(Problem(severity="info", message=f"{path_rel}: too large to be a launcher; not read"))
     else:
-        for command, pieces in _commands(source, markdown=language == "markdown"):
-            sites = _flag_sites(path_rel, command, pieces)
+        for command, pieces, numbers in _commands(source, markdown=language == "markdown"):
+            sites = _flag_sites(path_rel, command, pieces, numbers)
             values += sites
             references += _config_references(path_rel, command, pieces)
             launches.append(
@@ -84,12 +84,18 @@ def _unclosed_quote(text: str) -> bool:
     return False
 
 
-def _commands(source: str, *, markdown: bool) -> list[tuple[str, list[tuple[int, int, str]]]]:
+_Piece = tuple[int, int, str]  # (line, column, text) of a physical line of a command
+_Number = tuple[str, int, int]  # a variable's number as written, and its line and column
+
+
+def _commands(source: str, *, markdown: bool) -> list[tuple[str, list[_Piece], dict[str, _Number]]]:
     """Each command that starts a Python script: its text (continuations joined, the launcher's own
-    variables expanded: `ARGS="--lr 3e-4"` ... `torchrun train.py ${ARGS}`) and its pieces, as (line,
-    column, text) of each physical line, the variables' lines included."""
+    variables expanded: `ARGS="--lr 3e-4"` ... `torchrun train.py ${ARGS}`), its pieces (the
+    variables' lines included) and the numbers the launcher's variables hold by then (`LR=3e-4`
+    for `--lr $LR`), each where it is written."""
     commands = []
-    variables: dict[str, tuple[str, list[tuple[int, int, str]]]] = {}
+    variables: dict[str, tuple[str, list[_Piece]]] = {}
+    numbers: dict[str, _Number] = {}
     pending: list[tuple[int, int, str]] = []
     in_fence = not markdown
     for number, line in enumerate(source.splitlines()):
@@ -117,6 +123,12 @@ def _commands(source: str, *, markdown: bool) -> list[tuple[str, list[tuple[int,
         if assignment and not _STARTER_RE.search(text):
             value = _tokens(text)
             variables[assignment[1]] = (value[0].partition("=")[2] if len(value) == 1 else assignment[2], pending)
+            written = variables[assignment[1]][0]
+            if len(pending) == 1 and _NUMBER_RE.fullmatch(written):
+                line, column, piece = pending[0]
+                numbers[assignment[1]] = (written, line, column + max(piece.find(written, piece.find("=")), 0))
+            else:
+                numbers.pop(assignment[1], None)
         else:
             pieces = list(pending)
             for match in _VARIABLE_RE.finditer(text):
@@ -124,7 +136,7 @@ def _commands(source: str, *, markdown: bool) -> list[tuple[str, list[tuple[int,
                     pieces += variables[match[1] or match[2]][1]
             text = _VARIABLE_RE.sub(lambda m: variables[m[1] or m[2]][0] if (m[1] or m[2]) in variables else m[0], text)
             if len(text) <= MAX_COMMAND_CHARS and _STARTER_RE.search(text) and (".py" in text or " -m " in text):
-                commands.append((text, pieces))
+                commands.append((text, pieces, dict(numbers)))
         pending = []
     return commands
 
@@ -216,7 +228,7 @@ def _config_references(path_rel: str, command: str, pieces: list[tuple[int, int,
     return references
 
 
-def _flag_sites(path_rel: str, command: str, pieces: list[tuple[int, int, str]]) -> list[ValueSite]:
+def _flag_sites(path_rel: str, command: str, pieces: list[_Piece], numbers: dict[str, _Number]) -> list[ValueSite]:
     sites = []
     for line, column, piece in pieces:
         tokens = _tokens(piece)
@@ -225,13 +237,17 @@ def _flag_sites(path_rel: str, command: str, pieces: list[tuple[int, int, str]])
             at = piece.find(token, position)
             position = at + len(token) if at >= 0 else position
             name, raw = _flag_value(token, tokens[index + 1] if index + 1 < len(tokens) else None)
-            if name is None or raw is None or not _NUMBER_RE.fullmatch(raw):
+            if name is None or raw is None:
                 continue
-            raw_at = piece.find(raw, max(at, 0))
+            variable = _VARIABLE_RE.fullmatch(raw)
+            if variable is not None and (variable[1] or variable[2]) in numbers:
+                raw, at_line, at_column = numbers[variable[1] or variable[2]]  # `--lr $LR`: where LR's number is written
+            elif _NUMBER_RE.fullmatch(raw):
+                at_line, at_column = line, column + max(piece.find(raw, max(at, 0)), 0)
+            else:
+                continue
             value = float(raw)
-            location = CodeLocation(
-                file=path_rel, line=line, column=column + max(raw_at, 0), end_line=line, end_column=column + max(raw_at, 0) + len(raw)
-            )
+            location = CodeLocation(file=path_rel, line=at_line, column=at_column, end_line=at_line, end_column=at_column + len(raw))
             last = name.lstrip("-").replace("-", "_").rsplit(".", 1)[-1]
             sites.append(
                 ValueSite(
