@@ -41,7 +41,8 @@ class _Workspace:
     def __init__(self, root: Path, include: list[str] | None, exclude: list[str] | None) -> None:
         self.root = root
         paths = workspace_files(root, include, exclude)
-        extra = [p.name for p in sorted(root.iterdir()) if p.is_file() and (p.name in _LOCK_FILES or _REQUIREMENTS_RE.match(p.name))]
+        self.top = _top_files(root)
+        extra = [name for name in self.top if name in _LOCK_FILES or _REQUIREMENTS_RE.match(name)]
         self.texts: dict[str, str] = {}
         for path in [*paths, *extra]:
             try:
@@ -73,6 +74,14 @@ class _Workspace:
                 if len(found) >= limit:
                     return found
         return found
+
+
+def _top_files(root: Path) -> list[str]:
+    """The names of the files at the workspace's root; none when it cannot be listed (a link that loops)."""
+    try:
+        return sorted(path.name for path in root.iterdir() if path.is_file())
+    except OSError:
+        return []
 
 
 _EVALUATION_PATH_RE = re.compile(r"(?:^|/)(?:metrics?|eval\w*)(?:/|_|\.py$)")
@@ -363,7 +372,7 @@ _CONFIG_RE = re.compile(r"(?:^|/)(?:configs?/[^/]+|config)\.(?:ya?ml|toml|json)$
 def _fix_place(point: ChecklistPoint, workspace: _Workspace) -> ChecklistEvidence | None:
     """Where a failed point's fix belongs: beside the code that already does part of it, else in the
     file the fix goes to (the training script, the README, the package manifest)."""
-    top = sorted(path.name for path in workspace.root.iterdir() if path.is_file())  # also those [tool.paperlens] include leaves out
+    top = workspace.top  # also those [tool.paperlens] include leaves out
     readme = [ChecklistEvidence(file=path, text="the README") for path in top if _README_RE.match(path)]
     manifest = [ChecklistEvidence(file=path, text="the package manifest") for path in top if path in _MANIFESTS]
     training = [ChecklistEvidence(file=line.file, text="the training code") for line in workspace.find(_TRAINS_RE, workspace.run_code, limit=1)]

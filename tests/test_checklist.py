@@ -175,3 +175,10 @@ def test_each_failed_point_says_where_its_fix_belongs(tmp_path):
     assert place["review"] == ("pyproject.toml", None)
     assert place["observability"] == ("train.py", None)
     assert all(point.fix_at is None for point in points.values() if point.status != "failed")
+
+
+def test_a_workspace_that_cannot_be_listed_gives_a_checklist_of_what_it_can_read(tmp_path):
+    (tmp_path / "ws-a").symlink_to(tmp_path / "ws-b")
+    (tmp_path / "ws-b").symlink_to(tmp_path / "ws-a")
+    report = checklist(tmp_path / "ws-a")
+    assert {point.status for point in report.points} <= {"failed", "not applicable"} and report.framework is None
