@@ -1090,3 +1090,17 @@ def test_a_loss_weight_option_the_paper_never_mentions_is_information(tmp_path):
     assert _check(tmp_path / "other", body, {"main.py": option.format(value=5.0, help="Weight of the red channel in the mix")}) == []
     weighted = body + "The loss of the red channel is weighted more, as the eye is most sensitive to it.\n"
     assert _check(tmp_path / "said", weighted, {"main.py": option.format(value=5.0, help="Loss weight on the red channel")}) == []
+
+
+def test_a_value_written_through_another_stated_symbol_is_worked_out(tmp_path):
+    body = (
+        "\\section{Method}\nWe train the model with AdamW for $T = 100000$ steps with a batch size of 256. "
+        "The learning rate is warmed up linearly for $T/10$ steps.\n"
+    )
+    [finding] = _check(tmp_path, body, {"train.py": "warmup_steps = 5000\ntraining_steps = 100000\n"})
+    assert (finding.setting, finding.code_value, finding.paper_value) == ("warmup_steps", "5000", "10000")
+    assert "(T/10)" in finding.message
+    assert _check(tmp_path / "same", body, {"train.py": "warmup_steps = 10000\ntraining_steps = 100000\n"}) == []
+    # A symbol the paper gives no value: nothing to work out, nothing compared.
+    unknown = body.replace("$T = 100000$", "$T$")
+    assert _check(tmp_path / "unknown", unknown, {"train.py": "warmup_steps = 5000\n"}) == []

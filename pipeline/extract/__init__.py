@@ -10,7 +10,7 @@ import math
 
 from ...schemas import Component, Hyperparameter, PaperSpec
 from .components import Mention, find_mentions
-from .hyperparameters import from_equation, from_sentence
+from .hyperparameters import from_equation, from_sentence, symbolic_counts
 from .knowledge import symbol_key
 from .sentences import Sentence, sentences_of
 from .symbols import build_symbols, symbols_of_equation
@@ -27,6 +27,7 @@ def enrich(spec: PaperSpec) -> PaperSpec:
     components: list[Component] = []
     # Symbol → the value the paper states for it, first statement first.
     stated_values: dict[str, float | str] = {}
+    through_symbols: list[tuple[Hyperparameter, str]] = []  # "$T/10$ steps": worked out once T's value is known
 
     for sentence in sentences:
         mentions = find_mentions(sentence.plain.text)
@@ -39,6 +40,7 @@ def enrich(spec: PaperSpec) -> PaperSpec:
             hyperparameters.append(hyperparameter)
             if symbol:
                 stated_values.setdefault(symbol_key(symbol), hyperparameter.value)
+        through_symbols += symbolic_counts(sentence, mentions)
 
     for table in spec.tables:
         table_hyperparameters, table_components = from_table(table)
@@ -54,6 +56,11 @@ def enrich(spec: PaperSpec) -> PaperSpec:
         for hyperparameter, symbol in from_equation(equation):
             hyperparameters.append(hyperparameter)
             stated_values.setdefault(symbol_key(symbol), hyperparameter.value)
+
+    for hyperparameter, symbol in through_symbols:
+        value = stated_values.get(symbol_key(symbol))
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            hyperparameters.append(hyperparameter.model_copy(update={"value": hyperparameter.value * value}))
 
     symbols = build_symbols(spec.equations, symbols_by_equation, sentences, stated_values)
     return spec.model_copy(

@@ -20,6 +20,7 @@ to ..."), variants compared ("raising the temperature to τ = 1"), terms of form
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -441,34 +442,90 @@ def _stated(
 
 
 def _counted(plain: PlainText) -> Iterator[Stated]:
-    """Counts "<value> <count noun>": "1000 warm-up steps", "trained for 300K iterations"."""
-    vocabulary = hyperparameter_vocabulary()
+    """Counts "<value> <count noun>": "1000 warm-up steps", "trained for 300K iterations", also
+    given a symbol in math ("for $T = 100000$ steps": the count is T's value)."""
     text = plain.text
     for value_match in VALUE_RE.finditer(text):
-        noun_match = _count_noun_after(text, value_match.end())
         value = evaluate(value_match.group(0))
-        if noun_match is None or value is None:
-            continue
         start = value_match.start()
-        before = text[:start]
-        clause = before[_clause_start(before) :]
-        warmup = bool(_WARMUP_RE.search(clause) or _WARMUP_AFTER_RE.match(text, noun_match.end))
-        previous = _previous_word(text, _list_start(text, start))
-        if previous in vocabulary.blocked_before_count and not (warmup and previous == "first"):
-            continue  # "every 2B tokens", "after 30 epochs"; but "warm up during the first 5 epochs"
-        if _MODEL_NAME_RE.search(before):
-            continue  # "RTX 3090 GPUs": a model number, not a count
-        noun = noun_match.value
-        entry = noun.entry
-        if noun.generic:
-            if not _COUNT_LEAD_RE.search(before) or not vocabulary.training_verbs.search(clause):
-                continue
-            if warmup:
-                entry = vocabulary.entries.get(vocabulary.entries["warmup"].unit_names.get(noun.unit, ""), entry)
-        if entry.accepts(value):
+        assigned = _ASSIGNED_SYMBOL_RE.search(text, max(0, start - 20), start)
+        if assigned is not None and not plain.in_math(assigned.start(), start):
+            assigned = None
+        counted = _count_at(text, assigned.start() if assigned else start, value_match.end(), value)
+        if counted is not None:
+            entry, noun, noun_match = counted
             read = ReadValue(value, noun.unit, start, noun_match.end)
-            noun_text = text[noun_match.start : noun_match.end]
-            yield Stated(noun_text, entry, entry.name, read, start, None, ("counted", start))
+            symbol = _canonical_symbol(assigned["symbol"]) if assigned else None
+            yield Stated(text[noun_match.start : noun_match.end], entry, entry.name, read, start, symbol, ("counted", start))
+
+
+def _count_at(text: str, start: int, end: int, value: float | None) -> tuple[HyperparameterEntry, CountNoun, PhraseMatch[CountNoun]] | None:
+    """The setting a count standing at text[start:end] states, with its noun: the noun after it, in
+    a clause that trains (for a generic noun such as "steps") and not after "every" or "after"."""
+    vocabulary = hyperparameter_vocabulary()
+    noun_match = _count_noun_after(text, end)
+    if noun_match is None or value is None:
+        return None
+    before = text[:start]
+    clause = before[_clause_start(before) :]
+    warmup = bool(_WARMUP_RE.search(clause) or _WARMUP_AFTER_RE.match(text, noun_match.end))
+    previous = _previous_word(text, _list_start(text, start))
+    if previous in vocabulary.blocked_before_count and not (warmup and previous == "first"):
+        return None  # "every 2B tokens", "after 30 epochs"; but "warm up during the first 5 epochs"
+    if _MODEL_NAME_RE.search(before):
+        return None  # "RTX 3090 GPUs": a model number, not a count
+    noun = noun_match.value
+    entry = noun.entry
+    if noun.generic:
+        if not _COUNT_LEAD_RE.search(before) or not vocabulary.training_verbs.search(clause):
+            return None
+        if warmup:
+            entry = vocabulary.entries.get(vocabulary.entries["warmup"].unit_names.get(noun.unit, ""), entry)
+    return (entry, noun, noun_match) if entry.accepts(value) else None
+
+
+# "for $T = 100000$ steps": the symbol a count is given to. "$T/10$ steps", "$0.1T$ steps": a count
+# written through another symbol's value.
+_ASSIGNED_SYMBOL_RE = re.compile(r"(?<![\w\\])(?P<symbol>[A-Za-z](?:_\{?\w+\}?)?)\s*=\s*$")
+_SYMBOLIC_COUNT_RE = re.compile(
+    r"(?<![\w.\\])(?:(?P<symbol>[A-Za-z](?:_\{?\w+\}?)?)\s*/\s*(?P<divisor>\d+(?:\.\d+)?)"
+    r"|(?P<factor>\d*\.?\d+)\s*(?:\\cdot|\\times|\*|×|·)?\s*(?P<of>[A-Za-z](?:_\{?\w+\}?)?))(?![\w.])"
+)
+
+
+def symbolic_counts(sentence: Sentence, mentions: list[Mention]) -> list[tuple[Hyperparameter, str]]:
+    """Counts a sentence writes through another symbol ("warm up for $T/10$ steps"), each with the
+    symbol and, as its value, the factor the symbol's value is multiplied by (1/10): the caller,
+    which knows what the paper states each symbol to be, works the value out."""
+    plain = sentence.plain
+    text = plain.text
+    found = []
+    for match in _SYMBOLIC_COUNT_RE.finditer(text):
+        if not plain.in_math(match.start(), match.end()):
+            continue
+        symbol, factor = (match["symbol"], 1 / float(match["divisor"])) if match["symbol"] else (match["of"], float(match["factor"]))
+        if factor <= 0 or not math.isfinite(factor):
+            continue
+        counted = _count_at(text, match.start(), match.end(), 1.0)
+        if counted is None:
+            continue
+        entry, noun, noun_match = counted
+        stated = Stated(text[noun_match.start : noun_match.end], entry, entry.name, ReadValue(factor, noun.unit, match.start(), noun_match.end), match.start(), None, ("symbolic", match.start()))
+        normalized_name, component = _attributed(stated, mentions)
+        hyperparameter = Hyperparameter(
+            name=stated.name,
+            normalized_name=normalized_name,
+            value=factor,
+            raw_value=sentence.source(match.start(), match.end()),
+            unit=noun.unit,
+            component=component,
+            text=sentence.text,
+            source="text",
+            section_id=sentence.paragraph.section_id,
+            location=sentence.location(stated.name_start, stated.read.end),
+        )
+        found.append((hyperparameter, _canonical_symbol(symbol)))
+    return found
 
 
 def _shares(plain: PlainText) -> Iterator[Stated]:
