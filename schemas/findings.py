@@ -45,6 +45,11 @@ class Finding(Model):
     code_value: str | None = None
     paper_value: str | None = None
     paper: list[Evidence] = Field(default_factory=list, description="The paper's side: quotes with locations.")
+    compares: str | None = Field(
+        default=None,
+        description="For a value: which experiment of the paper and which run of the code it compares "
+        "(\"the paper's llama 70b experiment with the run of `torchrun main.py --model_variant=llama2_70b`\").",
+    )
     fixes: list[Fix] = Field(default_factory=list)
     binding: SymbolBinding | None = Field(default=None, description="An equation compared with a function: which code name stood for which symbol.")
     status: Literal["open", "recorded"] = Field(default="open", description="Recorded: a decision in the decisions file covers it.")

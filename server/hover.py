@@ -76,6 +76,8 @@ def finding_markdown(spec: PaperSpec, finding: Finding, equations: list[tuple[Eq
         lines += equation_block(spec, equation, image)
     if finding.confidence_note:
         lines.append(f"_Confidence {finding.confidence:.0%}: {finding.confidence_note}_")
+    if finding.compares:
+        lines += ["", f"Compares {finding.compares}."]
     return "\n".join(lines).strip() + "\n"
 
 

@@ -1045,6 +1045,9 @@ def test_a_branch_for_one_variant_is_compared_with_that_variants_values_only(tmp
     # embedding dimension of the callee that takes the depth is the model's width.
     reported = {(f.code.line + 1, f.setting, f.code_value, f.severity) for f in findings}
     assert (5, "hidden_size", "8192", "error") in reported
+    # Each finding says which experiment of the paper and which run of the code it compares.
+    [seventy] = [f for f in findings if f.code.line + 1 == 5]
+    assert seventy.compares == "the paper's llama 70b experiment with the value config_utils.py gives under `model_variant == llama2_70b`, no documented command changing it"
     assert not any(line in (3, 7) for line, *_ in reported)
 
 

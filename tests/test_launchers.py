@@ -69,6 +69,7 @@ def test_a_commands_flag_that_differs_is_reported_at_the_command(tmp_path):
     [finding] = _check(tmp_path, {"main.py": MAIN, "README.md": readme})
     assert (finding.setting, finding.code_value, finding.code.file, finding.code.line + 1) == ("learning_rate", "8e-3", "README.md", 8)
     assert finding.code.column == readme.splitlines()[7].index("8e-3")
+    assert finding.compares.startswith("the paper's vitb experiment with the run of `torchrun --nnodes=8 --nproc_per_node=8 main.py")
 
 
 def test_commands_are_read_from_shell_scripts_and_markdown_fences_only():

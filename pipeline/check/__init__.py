@@ -31,7 +31,7 @@ from ...schemas import (
     ValueSite,
 )
 from ..decisions import DECISIONS_PATH
-from ..text import readable
+from ..text import readable, shorten
 from ..code.knowledge import code_vocabulary, is_part_setting, snake_case, is_training_setting, kind_named_by, launches_processes, settings_shared_across_kinds, spawns_processes, technique_switched, stage_named_by
 from ..code.launchers import command_numbers
 from ..code.python import HAND_WRITTEN_SCHEDULE
@@ -612,6 +612,18 @@ def _variants_of(file: FileIndex) -> dict[tuple[str, ...], tuple[float, ...]]:
     return {family: tuple(values) for family, values in families.items()}
 
 
+def _run_of(site: ValueSite, file: FileIndex, context: WorkspaceContext) -> str:
+    """Which run of the code a value is the value of, in words."""
+    if site.kind == "command-line" and site.call:
+        return f"the run of `{shorten(site.call, 120)}`"
+    commands = context.config_commands.get(file.file, ())
+    if commands:
+        more = f" (and {len(commands) - 1} more)" if len(commands) > 1 else ""
+        return f"the run of `{shorten(commands[0], 120)}`{more}, which loads {file.file}"
+    where = f" under `{site.variant_of} == {site.variant}`" if site.variant and site.variant_of else ""
+    return f"the value {file.file} gives{where}, no documented command changing it"
+
+
 def _width_of_a_model(site: ValueSite, side: PaperFacts, own_variants: dict[tuple[str, ...], tuple[float, ...]]) -> bool:
     """`LLaMAConfig(emb_dim=8192, nlayers=80)`: an embedding dimension given to the callee that takes the
     model's depth is the model's width (its hidden size), when the paper states no embedding dimension.
@@ -908,6 +920,8 @@ def _check_value(
             confidence = min(confidence, 0.7)
             notes.append(f"the paper states it for {facts[0].component}, the code passes it to {site.component}")
         fact = facts[0]
+        named = sorted(fact.scope, key=lambda name: (fold(fact.evidence.quote).find(name) % 10_000, name))  # as the paper orders them
+        experiment = f"the paper's {' '.join(named)} experiment" if named else "the paper's statement (for every experiment)"
         shown = readable(fact.shown) if fact.shown else ""
         paper_value = _number(fact.value) + (f" ({shown})" if shown and shown != _number(fact.value) else "")
         source = "an author's answer" if fact.from_answer else "the paper"
@@ -925,6 +939,7 @@ def _check_value(
             code_value=site.raw,
             paper_value=_number(fact.value),
             paper=list({(f.evidence.quote, f.evidence.location.file, f.evidence.location.line): f.evidence for f in facts}.values()),  # one sentence may state several
+            compares=f"{experiment} with {_run_of(site, file, context)}",
             fixes=[
                 Fix(kind="use-paper-value", title=f"Use the paper's {name.replace('_', ' ')} ({_number(fact.value)})", edit=edit),
                 Fix(kind="record-deviation", title=f"Record {site.name} = {site.raw} as a deliberate deviation"),

@@ -46,6 +46,8 @@ def render_text(report: CheckReport) -> str:
         out.append(f"{where}: {finding.severity}: {finding.kind}: {finding.message}{status}")
         if finding.confidence_note:
             out.append(f"    confidence {finding.confidence:.0%}: {finding.confidence_note}")
+        if finding.compares:
+            out.append(f"    compares {finding.compares}")
         for evidence in finding.paper[:2]:
             out.append(f"    paper {evidence.location.short()}: “{' '.join(evidence.quote.split())[:110]}”")
         for fix in finding.fixes:
@@ -83,6 +85,8 @@ def _result(finding: Finding, rule_index: int) -> dict:
     }
     if finding.confidence_note:
         properties["confidenceNote"] = finding.confidence_note
+    if finding.compares:
+        properties["compares"] = finding.compares
     if finding.decision:
         properties["decision"] = finding.decision
     result = {
