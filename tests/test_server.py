@@ -310,7 +310,10 @@ async def test_settings_from_the_client_choose_checks_and_severities(client: Lan
     uri, _ = _open(client, "train.py")
     before = await _diagnostics(client, uri)
     assert any(d.code == "guess" for d in before) and any(d.code == "divergence" for d in before)
-    client.set_configuration({"checks": ["divergence"], "severity": {"divergence": "warning"}, "debounceMs": "soon"}, section="paperlens")
+    # (The checklist stays off, as `_start` set it: its diagnostics would race the re-check's.)
+    client.set_configuration(
+        {"checks": ["divergence"], "severity": {"divergence": "warning"}, "debounceMs": "soon", "checklist": False}, section="paperlens"
+    )
     client.diagnostics.pop(uri)
     client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
     after = await _diagnostics(client, uri)
@@ -669,7 +672,7 @@ async def test_switching_the_paper_clears_the_old_papers_gaps_and_refreshes_lens
     assert await _diagnostics(client, experiments.as_uri())
     refreshes = client.lens_refreshes
     client.diagnostics.pop(experiments.as_uri())
-    client.set_configuration({"paper": str(client.paper_path / "paper.pdf")}, section="paperlens")
+    client.set_configuration({"paper": str(client.paper_path / "paper.pdf"), "checklist": False}, section="paperlens")
     client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
     assert len(await _diagnostics(client, experiments.as_uri())) == 0  # not the paper any more
     lenses_refresh = client.capabilities.workspace.code_lens is not None and client.capabilities.workspace.code_lens.refresh_support
