@@ -412,7 +412,15 @@ def _decided(node: ast.AST, latex: str, anchored: bool, given: Given) -> tuple |
     return compared, code, paper, the Comparison, the place in a returned tuple of the value compared
     or None): an agreement when a path of it computes the equation (the others are variants), else
     the first differing path."""
-    return _DECIDED.get((ast.dump(node, include_attributes=True), latex, anchored, given), lambda: _decide(node, latex, anchored, given))
+    # The same function in another file or place (a module copied into each task's folder) is decided
+    # once: keyed by its shape and where its returns stand in it, its lines shifted to this copy's.
+    returns = tuple(n.lineno - node.lineno for n in ast.walk(node) if type(n) is ast.Return)
+    key = (ast.dump(node), returns, latex, anchored, given)
+    first, decided = _DECIDED.get(key, lambda: (node.lineno, _decide(node, latex, anchored, given)))
+    if isinstance(decided, str) or first == node.lineno:
+        return decided
+    differs, line, code, paper, comparison, element = decided
+    return differs, line + node.lineno - first, code, paper, comparison, element
 
 
 def _decide(node: ast.AST, latex: str, anchored: bool, given: Given) -> tuple | str:
