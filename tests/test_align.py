@@ -398,6 +398,10 @@ def test_read_reported_from_yaml_json_and_a_repository_plan(tmp_path):
         ("novalue.yaml", "metrics:\n  - name: acc\n", "item 1, value: Field required"),
         ("typo.json", '[{"name": "acc", "value": 0.9, "valeu": 1}]', "item 1, valeu: Extra inputs are not permitted"),
         ("none.yaml", "metrics: []\n", "lists no reported metrics"),
+        ("config.toml", "[metrics\n", "not valid TOML"),
+        ("config.toml", "[settings]\nlr = 0.1\n", "no [metrics] table"),
+        ("config.toml", "metrics = " + "{a = " * 2000 + "1" + "}" * 2000 + "\n", "nested too deeply"),
+        ("config.toml", "[metrics]\ntolerance = \"relative:0.02\"\n", "[metrics] lists no reported metric"),
         ("plan.json", '{"paper_title": "A paper"}', "not a valid repository plan (paper_path: Field required"),
         (
             "plan.json",

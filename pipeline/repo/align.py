@@ -362,6 +362,8 @@ def _reported_in_config(path: Path) -> list[ReportedMetric]:
         table = tomllib.loads(_read_text(path)).get("metrics")
     except tomllib.TOMLDecodeError as err:
         raise UserError(f"{path}: not valid TOML ({err})") from None
+    except RecursionError:
+        raise UserError(f"{path}: nested too deeply to be a configuration") from None
     if not isinstance(table, dict):
         raise UserError(f"{path}: no [metrics] table (each reported metric as [metrics.NAME] with its value and tolerance)")
     default = table.get("tolerance")
@@ -469,7 +471,10 @@ def alignment_markdown(report: AlignmentReport) -> str:
             f"| {_accepted_range(metric)} | {metric.verdict} |"
         )
     lines += ["", "## Reasons", ""]
-    lines += [f"- **{_cell(metric.name)}** ({metric.verdict}): {metric.reason}" for metric in report.metrics]
+    lines += [
+        f"- **{_cell(metric.name)}** ({metric.verdict}{f', its own rule `{metric.rule.kind}:{metric.rule.value:g}`' if metric.rule else ''}): {metric.reason}"
+        for metric in report.metrics
+    ]
     lines += ["", f"![Each run's value, the mean ± std, the paper's value and the accepted range, per metric]({PLOT_NAME})", ""]
     return "\n".join(lines)
 
