@@ -37,7 +37,7 @@ async def _publish(ls: PaperlensServer) -> None:
     for point in report.points if report is not None else []:
         if point.fix_at is not None:
             uri = (ls.root / point.fix_at.file).as_uri()
-            by_uri.setdefault(uri, []).append(_diagnostic(point))
+            by_uri.setdefault(uri, []).append(_diagnostic(ls, uri, point))
     for uri in ls.checklist_uris - by_uri.keys():
         ls.publish(uri, CHECKLIST, [])
     for uri, diagnostics in by_uri.items():
@@ -45,9 +45,9 @@ async def _publish(ls: PaperlensServer) -> None:
     ls.checklist_uris = set(by_uri)
 
 
-def _diagnostic(point: ChecklistPoint) -> lsp.Diagnostic:
+def _diagnostic(ls: PaperlensServer, uri: str, point: ChecklistPoint) -> lsp.Diagnostic:
     assert point.fix_at is not None
-    start = lsp.Position(line=point.fix_at.line or 0, character=0)
+    start = ls.positions.position(uri, point.fix_at.line or 0, 0)
     return lsp.Diagnostic(
         range=lsp.Range(start=start, end=start),
         message=f"Reproducibility checklist, {point.title.lower()}: {point.summary}. Add: " + "; ".join(point.missing),
