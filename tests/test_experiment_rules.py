@@ -1107,3 +1107,19 @@ def test_a_value_written_through_another_stated_symbol_is_worked_out(tmp_path):
     # A symbol the paper gives no value: nothing to work out, nothing compared.
     unknown = body.replace("$T = 100000$", "$T$")
     assert _check(tmp_path / "unknown", unknown, {"train.py": "warmup_steps = 5000\n"}) == []
+
+
+def test_a_case_for_one_variant_is_that_variants_run_as_a_branch_is(tmp_path):
+    code = (
+        "def get_model_config(model_variant):\n"
+        "    match model_variant:\n"
+        "        case \"llama2_7b\":\n"
+        "            return LLaMAConfig(emb_dim=4096, nlayers=32)\n"
+        "        case \"llama2_70b\" | \"llama2_70b_4k\":\n"
+        "            return LLaMAConfig(emb_dim=8192, nlayers=80)\n"
+        "        case \"llama2_1.4b\":\n"
+        "            return LLaMAConfig(emb_dim=2048, nlayers=24)\n"
+        "\n\nmodel = LLaMA(get_model_config(sys.argv[1]))\n"
+    )
+    findings = _check(tmp_path, MODEL_SIZES_TABLE, {"config_utils.py": code})
+    assert [(f.code.line + 1, f.setting, f.code_value, f.severity) for f in findings] == [(6, "hidden_size", "8192", "error")]

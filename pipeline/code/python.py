@@ -758,7 +758,7 @@ class _Indexer:
     def _branches(self, test: ast.expr, body: list[ast.stmt], orelse: list[ast.stmt], scope: _Scope) -> None:
         truth = self._truth(test, scope.env)
         if truth is None:
-            self._alternatives([body, orelse], scope, variant=_variant_tested(test))
+            self._alternatives([body, orelse], scope, variants=[_variant_tested(test)])
             return
         live, dead = (body, orelse) if truth else (orelse, body)
         if dead:
@@ -766,16 +766,18 @@ class _Indexer:
             self._alternatives([dead], scope)
         self._body(live, scope)
 
-    def _alternatives(self, blocks: list[list[ast.stmt]], scope: _Scope, variant: tuple[str | None, str] | None = None) -> None:
+    def _alternatives(self, blocks: list[list[ast.stmt]], scope: _Scope, variants: list[tuple[str | None, str] | None] | None = None) -> None:
         """Blocks that may or may not run: a name keeps its value after them only if none rebinds it.
-        `variant`: what the first block is for (`if model_variant == "llama2_70b":`)."""
+        `variants`: what each block is for, when a test says (`if model_variant == "llama2_70b":`,
+        `case "llama2_70b":`)."""
         before = scope.env
         kept = dict(before)
         for position, block in enumerate(blocks):
             scope.env = dict(before)
             first = len(self.values)
             self._body(block, scope)
-            if variant is not None and position == 0:
+            variant = variants[position] if variants and position < len(variants) else None
+            if variant is not None:
                 tested, literal = variant
                 self.values[first:] = [
                     site if site.variant else site.model_copy(update={"variant": literal, "variant_of": tested}) for site in self.values[first:]
@@ -811,7 +813,8 @@ class _Indexer:
         for case in node.cases:
             if case.guard is not None:
                 self._expression(case.guard, scope)
-        self._alternatives([case.body for case in node.cases], scope)
+        tested = _dotted(node.subject)
+        self._alternatives([case.body for case in node.cases], scope, variants=[_case_variant(tested, case.pattern) for case in node.cases])
 
     def _import(self, node: ast.Import, scope: _Scope) -> None:
         for alias in node.names:
@@ -1506,6 +1509,15 @@ def _target_name(target: ast.expr) -> str | None:
     if type(target) is ast.Attribute:
         return target.attr
     return None
+
+
+def _case_variant(tested: str | None, pattern: ast.pattern) -> tuple[str | None, str] | None:
+    """`case "llama2_70b":`, `case "vit_b" | "vit_l":` under `match args.model:`: what the case is for."""
+    patterns = pattern.patterns if type(pattern) is ast.MatchOr else [pattern]
+    strings = [p.value.value for p in patterns if type(p) is ast.MatchValue and type(p.value) is ast.Constant and type(p.value.value) is str]
+    if not strings or len(strings) != len(patterns):
+        return None
+    return (tested.rsplit(".", 1)[-1] if tested else None), " ".join(strings)
 
 
 def _variant_tested(test: ast.expr) -> tuple[str | None, str] | None:
