@@ -214,6 +214,9 @@ We encode the image and the caption separately. We then combine the two embeddin
 """
     [gap] = [g for g in _assess_text(tmp_path, body).gaps if g.kind == "open-step"]
     assert gap.rank == 1 and gap.category == "Ambiguous Procedure" and gap.blocking
+    # Another step elsewhere that says how it combines other things fills nothing here.
+    other = body + "\n\\subsection{Heads}\nThe two heads are combined by concatenation.\n"
+    assert [g.title for g in _assess_text(tmp_path, other).gaps if g.kind == "open-step"] == [gap.title]
     assert gap.title.startswith('"We then combine the two embeddings"') and "How exactly" in gap.question
     assert gap.evidence[0].location.line == 3  # 0-based: the sentence's line
     for said in [
@@ -222,6 +225,9 @@ We encode the image and the caption separately. We then combine the two embeddin
         "We then combine the two embeddings as in Eq. (3) and feed them to the decoder.",
         "We then combine the two embeddings:\n\\begin{equation}\nz = e_i + e_c\n\\end{equation}",
         "Compared with the baseline, we combine the two embeddings and improve accuracy.",
+        # The rest of the method says it, where it speaks of the same step and names what it acts on.
+        "We then combine the two embeddings and feed them to the decoder.\n\n"
+        "\\subsection{Implementation details}\nThe two embeddings are combined by concatenation.",
     ]:
         report = _assess_text(tmp_path, "\\section{Method}\n" + said)
         assert [g for g in report.gaps if g.kind == "open-step"] == [], said

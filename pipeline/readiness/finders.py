@@ -18,7 +18,7 @@ from ..extract.knowledge import hyperparameter_vocabulary
 from ..extract.parts import framing_sections, top_section
 from ..extract.sentences import Sentence, sentences_of
 from ..extract.values import VALUE_RE, evaluate
-from .knowledge import Requirement, ambiguous_wordings, requirements, step_frames
+from .knowledge import Requirement, StepFrame, ambiguous_wordings, requirements, step_frames
 
 # Sections whose prose states no method: references, acknowledgements, checklists.
 NON_METHOD_SECTION = re.compile(r"references|bibliography|acknowledg|checklist|broader impact|impact statement", re.I)
@@ -182,10 +182,12 @@ def open_steps(reading: Reading) -> Iterator[Gap]:
             if match is None:
                 continue
             context = paragraph_text[id(sentence.paragraph)] + " " + equations.get(id(sentence.paragraph), "")
-            slot = next((slot for slot in frame.slots if not slot.filled.search(context)), None)
+            step_words = _step_words(plain, match)
+            words = " ".join(step_words.split())
+            elsewhere = _restating(reading, sentence, frame, step_words[len(match.group()) :])
+            slot = next((slot for slot in frame.slots if not slot.filled.search(context) and not any(slot.filled.search(s) for s in elsewhere)), None)
             if slot is not None:
                 asked += 1
-                words = " ".join(_step_words(plain, match).split())
                 yield _gap(
                     id=f"open-step:{frame.id}:{slot.id}:{asked}",
                     kind="open-step",
@@ -198,6 +200,21 @@ def open_steps(reading: Reading) -> Iterator[Gap]:
                     readings=list(slot.readings),
                 )
             break  # one frame per sentence: the first whose words it has
+
+
+def _restating(reading: Reading, step: Sentence, frame: StepFrame, acted_on: str) -> list[str]:
+    """The method's sentences outside the step's paragraph that speak of the same step again: they
+    use the frame's words for it and name what it acts on (`acted_on`, "the two embeddings"): "the
+    two embeddings are combined by concatenation", in the implementation details."""
+    nouns = re.findall(r"[A-Za-z]{4,}", acted_on)
+    if not nouns:
+        return []
+    head = nouns[-1].lower().rstrip("s")  # "embeddings" → "embedding": either number speaks of them
+    return [
+        other.plain.text
+        for other in reading.sentences
+        if other.paragraph is not step.paragraph and frame.restated.search(other.plain.text) and re.search(rf"\b{re.escape(head)}", other.plain.text, re.I)
+    ]
 
 
 _CLAUSE_END_RE = re.compile(r"[,.;:(]|\s(?:and|by|with|to|into|as|which|that|where|before|after)\s")

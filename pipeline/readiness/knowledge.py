@@ -45,6 +45,7 @@ class StepFrame:
 
     id: str
     action: re.Pattern[str]
+    restated: re.Pattern[str]  # words a sentence elsewhere uses when it speaks of the step again
     category: str
     blocking: bool
     slots: tuple[StepSlot, ...]
@@ -131,6 +132,7 @@ def step_frames() -> tuple[StepFrame, ...]:
         StepFrame(
             id=entry["id"],
             action=re.compile(entry["action"], re.IGNORECASE),
+            restated=re.compile(entry["restated"], re.IGNORECASE),
             category=entry["category"],
             blocking=bool(entry["blocking"]),
             slots=tuple(
