@@ -64,10 +64,10 @@ class ValueSite(Model):
     help: str | None = Field(default=None, description="A command-line option's help text: what the option is, in the authors' words.")
     variant: str | None = Field(
         default=None,
-        description="The string the nearest enclosing `if` compares a name with (`model_variant == \"llama2_70b\"`): "
-        "the variant of the work the value is given for.",
+        description="The string the nearest enclosing `if` or `case` compares a name with (`model_variant == \"llama2_70b\"`, "
+        "`case \"llama2_70b\":`): the variant of the work the value is given for.",
     )
-    variant_of: str | None = Field(default=None, description="The name that `if` compares, its last part (`args.model_variant` → `model_variant`).")
+    variant_of: str | None = Field(default=None, description="The name that `if` or `match` compares, its last part (`args.model_variant` → `model_variant`).")
     location: CodeLocation
 
 

@@ -1123,3 +1123,14 @@ def test_a_case_for_one_variant_is_that_variants_run_as_a_branch_is(tmp_path):
     )
     findings = _check(tmp_path, MODEL_SIZES_TABLE, {"config_utils.py": code})
     assert [(f.code.line + 1, f.setting, f.code_value, f.severity) for f in findings] == [(6, "hidden_size", "8192", "error")]
+
+
+def test_a_number_with_its_magnitude_in_math_is_no_multiple_of_a_symbol(tmp_path):
+    body = (
+        "\\section{Method}\nEach layer has $K = 8$ heads. We train the model with AdamW for $300K$ steps "
+        "and warm up for $0.5 \\cdot K$ steps.\n"
+    )
+    stated = {(h.normalized_name, h.value) for h in _paper(tmp_path / "paper", body).hyperparameters}
+    # 300K is 300,000 steps, not 300 × K; "0.5 · K" is half of K's 8.
+    assert ("training_steps", 300000.0) in stated and ("training_steps", 2400.0) not in stated
+    assert ("warmup_steps", 4.0) in stated

@@ -148,21 +148,25 @@ def from_sentence(sentence: Sentence, mentions: list[Mention]) -> list[tuple[Hyp
     statements = list(find_stated(plain)) if _DIGIT_RE.search(text) else []
     statements += [n for n in _negated(plain) if not any(_same_value(n, s) for s in statements)]
     for stated in statements:
-        normalized_name, component = _attributed(stated, mentions)
-        hyperparameter = Hyperparameter(
-            name=stated.name,
-            normalized_name=normalized_name,
-            value=stated.read.value,
-            raw_value=sentence.source(stated.read.start, value_end(text, stated.read)),
-            unit=stated.read.unit,
-            component=component,
-            text=sentence.text,
-            source="text",
-            section_id=sentence.paragraph.section_id,
-            location=sentence.location(stated.name_start, stated.read.end),
-        )
-        found.append((hyperparameter, stated.symbol))
+        found.append((_hyperparameter(sentence, stated, mentions, value_end(text, stated.read)), stated.symbol))
     return found
+
+
+def _hyperparameter(sentence: Sentence, stated: Stated, mentions: list[Mention], raw_end: int) -> Hyperparameter:
+    """A statement of a sentence as the spec keeps it; `raw_end`: where the value as written ends."""
+    normalized_name, component = _attributed(stated, mentions)
+    return Hyperparameter(
+        name=stated.name,
+        normalized_name=normalized_name,
+        value=stated.read.value,
+        raw_value=sentence.source(stated.read.start, raw_end),
+        unit=stated.read.unit,
+        component=component,
+        text=sentence.text,
+        source="text",
+        section_id=sentence.paragraph.section_id,
+        location=sentence.location(stated.name_start, stated.read.end),
+    )
 
 
 # "No weight decay is applied", "we do not use dropout", "trained without label smoothing": a
@@ -484,8 +488,8 @@ def _count_at(text: str, start: int, end: int, value: float | None) -> tuple[Hyp
     return (entry, noun, noun_match) if entry.accepts(value) else None
 
 
-# "for $T = 100000$ steps": the symbol a count is given to. "$T/10$ steps", "$0.1T$ steps": a count
-# written through another symbol's value.
+# "for $T = 100000$ steps": the symbol a count is given to. "$T/10$ steps", "$0.1 \cdot T$ steps": a
+# count written through another symbol's value.
 _ASSIGNED_SYMBOL_RE = re.compile(r"(?<![\w\\])(?P<symbol>[A-Za-z](?:_\{?\w+\}?)?)\s*=\s*$")
 _SYMBOLIC_COUNT_RE = re.compile(
     r"(?<![\w.\\])(?:(?P<symbol>[A-Za-z](?:_\{?\w+\}?)?)\s*/\s*(?P<divisor>\d+(?:\.\d+)?)"
@@ -503,6 +507,8 @@ def symbolic_counts(sentence: Sentence, mentions: list[Mention]) -> list[tuple[H
     for match in _SYMBOLIC_COUNT_RE.finditer(text):
         if not plain.in_math(match.start(), match.end()):
             continue
+        if match["factor"] and evaluate(match.group(0)) is not None:
+            continue  # "$300K$ steps", "$0.1T$ tokens": a number with its magnitude, not a symbol's multiple
         symbol, factor = (match["symbol"], 1 / float(match["divisor"])) if match["symbol"] else (match["of"], float(match["factor"]))
         if factor <= 0 or not math.isfinite(factor):
             continue
@@ -510,21 +516,9 @@ def symbolic_counts(sentence: Sentence, mentions: list[Mention]) -> list[tuple[H
         if counted is None:
             continue
         entry, noun, noun_match = counted
-        stated = Stated(text[noun_match.start : noun_match.end], entry, entry.name, ReadValue(factor, noun.unit, match.start(), noun_match.end), match.start(), None, ("symbolic", match.start()))
-        normalized_name, component = _attributed(stated, mentions)
-        hyperparameter = Hyperparameter(
-            name=stated.name,
-            normalized_name=normalized_name,
-            value=factor,
-            raw_value=sentence.source(match.start(), match.end()),
-            unit=noun.unit,
-            component=component,
-            text=sentence.text,
-            source="text",
-            section_id=sentence.paragraph.section_id,
-            location=sentence.location(stated.name_start, stated.read.end),
-        )
-        found.append((hyperparameter, _canonical_symbol(symbol)))
+        read = ReadValue(factor, noun.unit, match.start(), noun_match.end)
+        stated = Stated(text[noun_match.start : noun_match.end], entry, entry.name, read, match.start(), None, ("symbolic", match.start()))
+        found.append((_hyperparameter(sentence, stated, mentions, match.end()), _canonical_symbol(symbol)))
     return found
 
 

@@ -114,9 +114,6 @@ def _toml_key(key: str) -> str:
     return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml(key)
 
 
-DEFAULT_TOLERANCE = DEFAULT_RULE  # `paperlens align`'s own default rule
-
-
 def _config_toml(plan: RepoPlan, planned: PlannedFile, modules, out, spec) -> str:
     lines = [
         f"# The settings for reproducing “{plan.paper_title}”, planned by paperlens.",
@@ -133,7 +130,7 @@ def _config_toml(plan: RepoPlan, planned: PlannedFile, modules, out, spec) -> st
         lines += _setting_lines(value)
     lines += [
         "[metrics]",
-        f"tolerance = {_toml(DEFAULT_TOLERANCE)}  # `paperlens align --reported config.toml` holds each metric to its own, else to this",
+        f"tolerance = {_toml(DEFAULT_RULE)}  # `paperlens align --reported config.toml` holds each metric to its own, else to this",
         "",
     ]
     for metric in plan.metrics:
@@ -141,7 +138,7 @@ def _config_toml(plan: RepoPlan, planned: PlannedFile, modules, out, spec) -> st
             f"[metrics.{_toml_key(metric.name)}]",
             f"value = {_toml(metric.value)}",
             *([f"unit = {_toml(metric.unit)}"] if metric.unit else []),
-            f"tolerance = {_toml(DEFAULT_TOLERANCE)}",
+            f"tolerance = {_toml(DEFAULT_RULE)}",
             *([f"quote = {_toml(metric.quote)}"] if metric.quote else []),
             *([f"where = {_toml(metric.location.short())}"] if metric.location else []),
             "",
@@ -372,7 +369,8 @@ def set_seed(seed: int) -> None:
         tf.keras.utils.set_random_seed(seed)
         tf.config.experimental.enable_op_determinism()
     if find_spec("jax") is not None:
-        os.environ["XLA_FLAGS"] = " ".join((os.environ.get("XLA_FLAGS", ""), "--xla_gpu_deterministic_ops=true")).strip()
+        if "--xla_gpu_deterministic_ops" not in os.environ.get("XLA_FLAGS", ""):  # once, whatever the seeds run
+            os.environ["XLA_FLAGS"] = " ".join((os.environ.get("XLA_FLAGS", ""), "--xla_gpu_deterministic_ops=true")).strip()
         import jax
 
         rng_key = jax.random.PRNGKey(seed)
