@@ -171,3 +171,9 @@ def test_a_launchers_own_variables_are_expanded_into_its_commands():
         ("--learning_rate", "3e-4", 2, 16),
         ("--steps", "100", 4, 13),
     }
+
+
+def test_an_apostrophe_in_a_command_or_a_comment_ends_no_command():
+    readme = "```bash\necho it's time\npython train.py --lr 1e-3  # don't change it\npython eval.py --batch_size 64\n```\n"
+    index = index_launcher("README.md", readme, "markdown")
+    assert [(launch.script, launch.options) for launch in index.launches] == [("train", {"lr": "1e-3"}), ("eval", {"batch_size": "64"})]

@@ -75,10 +75,13 @@ _ASSIGNMENT_RE = re.compile(r"(?:export\s+)?([A-Za-z_]\w*)=(.*)", re.S)
 _VARIABLE_RE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
 
 
-def _unclosed_quote(text: str) -> bool:
-    """Whether a shell text leaves a quote open: `ARGS="` goes on to the line closing it."""
+def _open_assignment(text: str) -> bool:
+    """Whether a variable's value goes on past this line: `ARGS="` up to the line closing its quote.
+    Only an assignment does: an apostrophe in a command or a comment ("don't") ends nothing."""
+    if not _ASSIGNMENT_RE.match(text) or _STARTER_RE.search(text):
+        return False
     try:
-        shlex.split(text, comments=False, posix=True)
+        shlex.split(text, comments=True, posix=True)
     except ValueError:
         return True
     return False
@@ -117,7 +120,7 @@ def _commands(source: str, *, markdown: bool) -> list[tuple[str, list[_Piece], d
         continued = body.endswith("\\")
         pending.append((number, column, body[:-1] if continued else body))
         text = " ".join(piece for _, _, piece in pending)
-        if continued or (len(text) <= MAX_COMMAND_CHARS and _unclosed_quote(text)):
+        if continued or (len(text) <= MAX_COMMAND_CHARS and _open_assignment(text)):
             continue
         assignment = _ASSIGNMENT_RE.fullmatch(text)
         if assignment and not _STARTER_RE.search(text):
