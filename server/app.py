@@ -155,7 +155,6 @@ class PaperlensServer(LanguageServer):
         self.smoke_task: asyncio.Task | None = None
         self.smoke_cancel: threading.Event | None = None
         self.checklist_task: asyncio.Task | None = None
-        self.checklist_uris: set[str] = set()  # the documents the checklist's diagnostics stand in
         # A scaffolded repository's plan.json → ((mtime_ns, size, inode), the plan or None when invalid).
         self.repo_plans: dict[Path, tuple[tuple[int, int, int], RepoPlan | None]] = {}
         # What other modules do when the session starts, when the workspace has been read (again) and

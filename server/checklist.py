@@ -38,11 +38,10 @@ async def _publish(ls: PaperlensServer) -> None:
         if point.fix_at is not None:
             uri = (ls.root / point.fix_at.file).as_uri()
             by_uri.setdefault(uri, []).append(_diagnostic(ls, uri, point))
-    for uri in ls.checklist_uris - by_uri.keys():
+    for uri in [uri for uri, producers in ls.diagnostics.items() if producers.get(CHECKLIST) and uri not in by_uri]:
         ls.publish(uri, CHECKLIST, [])
     for uri, diagnostics in by_uri.items():
         ls.publish(uri, CHECKLIST, diagnostics)
-    ls.checklist_uris = set(by_uri)
 
 
 def _diagnostic(ls: PaperlensServer, uri: str, point: ChecklistPoint) -> lsp.Diagnostic:
