@@ -42,8 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     gaps.add_argument(
         "--llm",
         action="store_true",
-        help="also ask the model at $PAPERLENS_LLM_BASE_URL ($PAPERLENS_LLM_MODEL) for gaps the rules miss; "
-        "its suggestions are kept only when they quote the paper, and marked as the model's",
+        help="also ask the model at $PAPERLENS_LLM_BASE_URL ($PAPERLENS_LLM_MODEL) to read the method's steps and for "
+        "gaps the rules miss; its readings are kept only when they quote the paper, and marked as the model's",
     )
     gaps.set_defaults(run=run_gaps)
     check = commands.add_parser("check", help="check a workspace's code against its paper")
@@ -144,26 +144,44 @@ def _report_problems(spec: PaperSpec) -> int:
     return EXIT_INPUT if any(p.severity == "error" for p in spec.problems) else EXIT_OK
 
 
-def _model_gaps(spec: PaperSpec, known: list[Gap]) -> list[Gap]:
-    """The model's extra gaps; when it cannot help, say why and go on with the rules' gaps."""
+def _model_gaps(spec: PaperSpec, known: list[Gap]) -> tuple[list[Gap], set[str]]:
+    """The model's further gaps and the rules' open steps it showed the paper answers; when it
+    cannot help, say why and go on with the rules' gaps."""
     # Imported here: the openai client costs every other command its import time.
-    from .llm import LLMClient, LLMError, settings_from_env
+    from .llm import LLMClient, LLMError, LLMRefused, LLMUnavailable, settings_from_env
     from .readiness.llm_gaps import propose_gaps
+    from .readiness.llm_steps import StepsRead, read_steps
 
     try:
         client = LLMClient(settings_from_env())
-        print(f"paperlens: asking {client.settings.model} at {client.settings.base_url} for more gaps…", file=sys.stderr)
-        found = propose_gaps(spec, known, client)
     except LLMError as err:
         print(f"paperlens: the model was not used: {str(err).rstrip('.')}. Showing the rules' gaps only.", file=sys.stderr)
-        return []
+        return [], set()
+    print(f"paperlens: asking {client.settings.model} at {client.settings.base_url} to read the method's steps and for more gaps…", file=sys.stderr)
+    steps = StepsRead()
+    try:
+        steps = read_steps(spec, known, client)
+    except (LLMUnavailable, LLMRefused) as err:  # no other request would fare better
+        print(f"paperlens: the model was not used: {str(err).rstrip('.')}. Showing the rules' gaps only.", file=sys.stderr)
+        return [], set()
+    except LLMError as err:
+        print(f"paperlens: no usable reading of the method's steps: {str(err).rstrip('.')}.", file=sys.stderr)
+    for gap_id, evidence in steps.answered.items():
+        title = next(g.title for g in known if g.id == gap_id)
+        print(f"paperlens: the model shows the paper answers {title.split(':')[0]}: “{' '.join(evidence.quote.split())}” ({evidence.location.short()})", file=sys.stderr)
+    remaining = [g for g in known if g.id not in steps.answered] + steps.gaps
+    try:
+        proposed = propose_gaps(spec, remaining, client)
+    except LLMError as err:
+        print(f"paperlens: no usable gaps from the model: {str(err).rstrip('.')}.", file=sys.stderr)
+        proposed = []
     usage = client.usage
     print(
-        f"paperlens: the model suggested {len(found)} gap(s) that quote the paper "
+        f"paperlens: the model found {len(steps.gaps)} open step(s) and suggested {len(proposed)} gap(s) that quote the paper "
         f"({usage.requests} request(s), {usage.cache_hits} from cache, {usage.prompt_tokens + usage.completion_tokens} tokens)",
         file=sys.stderr,
     )
-    return found
+    return steps.gaps + proposed, set(steps.answered)
 
 
 def _model_equation_findings(workspace: Path, spec: PaperSpec, index, undecided: list, decisions) -> list:
@@ -439,7 +457,8 @@ def run_gaps(args: argparse.Namespace) -> int:
     spec = read_paper(args.paper, use_cache=not args.no_cache)
     report = assess(spec)
     if args.llm:
-        report = assess(spec, extra=_model_gaps(spec, report.gaps))
+        extra, answered = _model_gaps(spec, report.gaps)
+        report = assess(spec, extra=extra, answered=answered)
     if args.format == "json":
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     elif args.format == "sarif":

@@ -51,7 +51,7 @@ from .repo import (
     TokenUsage,
     ToleranceRule,
 )
-from .llm import DraftedQuestion, EquationVerdict, GapCandidate, GapCandidates, LLMSettings
+from .llm import DraftedQuestion, EquationVerdict, GapCandidate, GapCandidates, LLMSettings, MethodStep, SlotAnswer, StepReadings
 from .paper import (
     Algorithm,
     Component,
@@ -137,6 +137,9 @@ __all__ = [
     "SettingStatus",
     "GapCandidate",
     "GapCandidates",
+    "MethodStep",
+    "SlotAnswer",
+    "StepReadings",
     "EquationVerdict",
     "DraftedQuestion",
     "LLMSettings",

@@ -66,6 +66,31 @@ class GapCandidates(Model):
     candidates: list[GapCandidate] = Field(max_length=MAX_GAP_CANDIDATES)
 
 
+class SlotAnswer(Model):
+    """Where the paper says what one of the listed open steps leaves open. Untrusted: it closes the
+    step only when `quote` is found in the paper's text, beyond the step's own words."""
+
+    step: int = Field(ge=1, description="The number of the open step in the list.")
+    quote: str = Field(description="The exact words of the paper that say what the step leaves open.")
+
+
+class MethodStep(Model):
+    """A step of the method, of one of the kinds listed, that leaves one of its kind's slots open.
+    Untrusted: kept only when `quote` is found in a sentence of the method and none of the paper's
+    words around it fill that slot."""
+
+    quote: str = Field(description="The step's words, copied exactly from the paper (a phrase or one sentence).")
+    kind: str = Field(description="The kind of step, one of the kinds listed.")
+    open: str = Field(description="The slot it leaves open, one of that kind's slots.")
+
+
+class StepReadings(Model):
+    """The model's reading of the method's steps against the frames of what each kind must say."""
+
+    answered: list[SlotAnswer] = Field(max_length=MAX_GAP_CANDIDATES)
+    steps: list[MethodStep] = Field(max_length=MAX_GAP_CANDIDATES)
+
+
 class DraftedQuestion(Model):
     """A clarifying question for the authors, drafted by the model from one gap."""
 

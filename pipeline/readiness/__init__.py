@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from ...schemas import Gap, Location, PaperSpec, ReadinessReport
 from .finders import (
     Reading,
@@ -30,8 +32,9 @@ KIND_ORDER = {
 NOT_READY_AT = 5  # blocking gaps from which a paper is "not ready" rather than "needs answers"
 
 
-def assess(spec: PaperSpec, extra: list[Gap] | None = None) -> ReadinessReport:
-    """Find the paper's gaps (plus `extra` ones, e.g. from an LLM), ranked, with setting statuses."""
+def assess(spec: PaperSpec, extra: list[Gap] | None = None, answered: Collection[str] = ()) -> ReadinessReport:
+    """Find the paper's gaps (plus `extra` ones, e.g. from an LLM; less those whose ids are
+    `answered`, where a model showed the paper says it), ranked, with setting statuses."""
     reading = Reading.of(spec)
     statuses = setting_statuses(reading)
     gaps = [
@@ -44,7 +47,7 @@ def assess(spec: PaperSpec, extra: list[Gap] | None = None) -> ReadinessReport:
         *(extra or []),
     ]
     conventional = next((g for g in gaps if g.kind == "unstated-defaults"), None)
-    ranked = rank(_without_restated([g for g in gaps if g is not conventional]), spec)
+    ranked = rank(_without_restated([g for g in gaps if g is not conventional and g.id not in answered]), spec)
     blocking = [g for g in ranked if g.blocking]
     if any(g.type == "Inconsistency" for g in blocking) or len(blocking) >= NOT_READY_AT:
         verdict = "not ready"

@@ -18,7 +18,7 @@ from ..extract.knowledge import hyperparameter_vocabulary
 from ..extract.parts import framing_sections, top_section
 from ..extract.sentences import Sentence, sentences_of
 from ..extract.values import VALUE_RE, evaluate
-from .knowledge import Requirement, StepFrame, ambiguous_wordings, requirements, step_frames
+from .knowledge import Requirement, StepFrame, StepSlot, ambiguous_wordings, requirements, step_frames
 
 # Sections whose prose states no method: references, acknowledgements, checklists.
 NON_METHOD_SECTION = re.compile(r"references|bibliography|acknowledg|checklist|broader impact|impact statement", re.I)
@@ -164,42 +164,77 @@ def open_steps(reading: Reading) -> Iterator[Gap]:
     implementer must know to write them: a slot no word of the sentence, its paragraph or the
     paragraph's equations fills. One question per sentence, at the step's words; none for a
     sentence that points to the paper's own place for its details or reports a result."""
-    vocabulary = hyperparameter_vocabulary()
-    paragraph_text: dict[int, str] = {}
-    equations = _paragraph_equations(reading.spec)
-    for sentence in reading.sentences:
-        key = id(sentence.paragraph)
-        paragraph_text[key] = paragraph_text.get(key, "") + " " + sentence.plain.text
+    steps = StepContext.of(reading)
     asked = 0
     for sentence in reading.sentences:
+        if not steps.may_be_a_step(sentence):
+            continue
         plain = sentence.plain.text
-        if sentence.paragraph.kind != "text" or _POINTS_INTO_PAPER.search(plain):
-            continue
-        if vocabulary.result_words.search(plain) or vocabulary.measurement_words.search(plain):
-            continue
         for frame in step_frames():
             match = frame.action.search(plain)
             if match is None:
                 continue
-            context = paragraph_text[id(sentence.paragraph)] + " " + equations.get(id(sentence.paragraph), "")
             step_words = _step_words(plain, match)
-            words = " ".join(step_words.split())
-            elsewhere = _restating(reading, sentence, frame, step_words[len(match.group()) :])
-            slot = next((slot for slot in frame.slots if not slot.filled.search(context) and not any(slot.filled.search(s) for s in elsewhere)), None)
+            slot = steps.open_slot(sentence, frame, step_words[len(match.group()) :])
             if slot is not None:
                 asked += 1
-                yield _gap(
-                    id=f"open-step:{frame.id}:{slot.id}:{asked}",
-                    kind="open-step",
-                    category=frame.category,
-                    title=f'"{words}": {slot.label} is not said',
-                    detail="The step is described, but not enough to write it: implementations would differ here.",
-                    blocking=frame.blocking,
-                    evidence=[_sentence_evidence(sentence, match.start(), match.end())],
-                    question=slot.question.format(match=words),
-                    readings=list(slot.readings),
-                )
+                yield step_gap(f"open-step:{frame.id}:{slot.id}:{asked}", frame, slot, _sentence_evidence(sentence, match.start(), match.end()), step_words)
             break  # one frame per sentence: the first whose words it has
+
+
+@dataclass(slots=True)
+class StepContext:
+    """What closes a step's slot: the words of its paragraph and the paragraph's display equations,
+    and the method's sentences elsewhere that speak of the same step again."""
+
+    reading: Reading
+    paragraph_text: dict[int, str]  # by id(paragraph): its method sentences' plain text
+    equations: dict[int, str]
+
+    @classmethod
+    def of(cls, reading: Reading) -> StepContext:
+        paragraph_text: dict[int, str] = {}
+        for sentence in reading.sentences:
+            key = id(sentence.paragraph)
+            paragraph_text[key] = paragraph_text.get(key, "") + " " + sentence.plain.text
+        return cls(reading, paragraph_text, _paragraph_equations(reading.spec))
+
+    def may_be_a_step(self, sentence: Sentence) -> bool:
+        """Not a sentence that points to the paper's own place for its details, or reports a result."""
+        plain = sentence.plain.text
+        vocabulary = hyperparameter_vocabulary()
+        return not (
+            sentence.paragraph.kind != "text"
+            or _POINTS_INTO_PAPER.search(plain)
+            or vocabulary.result_words.search(plain)
+            or vocabulary.measurement_words.search(plain)
+        )
+
+    def is_open(self, sentence: Sentence, frame: StepFrame, slot: StepSlot, acted_on: str) -> bool:
+        context = self.paragraph_text.get(id(sentence.paragraph), sentence.plain.text) + " " + self.equations.get(id(sentence.paragraph), "")
+        return not slot.filled.search(context) and not any(slot.filled.search(s) for s in _restating(self.reading, sentence, frame, acted_on))
+
+    def open_slot(self, sentence: Sentence, frame: StepFrame, acted_on: str) -> StepSlot | None:
+        """The first of the frame's slots the paper leaves open for this step (`acted_on`: what the
+        step's words say it acts on, "the two embeddings")."""
+        return next((slot for slot in frame.slots if self.is_open(sentence, frame, slot, acted_on)), None)
+
+
+def step_gap(gap_id: str, frame: StepFrame, slot: StepSlot, evidence: Evidence, step_words: str, source: str = "rules") -> Gap:
+    """The question a step's open slot asks, at the step's words. A model's reading alone never blocks."""
+    words = " ".join(step_words.split())
+    return _gap(
+        id=gap_id,
+        kind="open-step",
+        category=frame.category,
+        title=f'"{words}": {slot.label} is not said',
+        detail="The step is described, but not enough to write it: implementations would differ here.",
+        blocking=frame.blocking and source == "rules",
+        evidence=[evidence],
+        question=slot.question.format(match=words),
+        readings=list(slot.readings),
+        source=source,
+    )
 
 
 def _restating(reading: Reading, step: Sentence, frame: StepFrame, acted_on: str) -> list[str]:

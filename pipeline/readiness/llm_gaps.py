@@ -78,7 +78,7 @@ def propose_gaps(spec: PaperSpec, known: list[Gap], client: LLMClient) -> list[G
     """
     paragraphs = method_paragraphs(spec)
     answer = client.structured(_messages(spec, paragraphs, known), GapCandidates, purpose=PURPOSE)
-    located = _LocatedText(paragraphs)
+    located = LocatedText(paragraphs)
     seen = [(gap.category, evidence.location) for gap in known for evidence in gap.evidence]
     gaps: list[Gap] = []
     dropped = duplicates = 0
@@ -122,12 +122,12 @@ def _messages(spec: PaperSpec, paragraphs: list[Paragraph], known: list[Gap]) ->
     user = (
         f"Paper: {spec.title or spec.main_file}\n\n"
         f"Gaps already found:\n{known_titles}\n\n"
-        f"Paper text:\n\n{_render(spec, paragraphs)}"
+        f"Paper text:\n\n{render_paragraphs(spec, paragraphs)}"
     )
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
-def _render(spec: PaperSpec, paragraphs: Iterable[Paragraph]) -> str:
+def render_paragraphs(spec: PaperSpec, paragraphs: Iterable[Paragraph]) -> str:
     """The paragraphs with a heading wherever the section changes, so the model knows where it is."""
     sections = {section.id: section for section in spec.sections}
     blocks: list[str] = []
@@ -140,21 +140,28 @@ def _render(spec: PaperSpec, paragraphs: Iterable[Paragraph]) -> str:
     return "\n\n".join(blocks)
 
 
-class _LocatedText:
+class LocatedText:
     """Finds a quote in the paragraphs, whitespace runs counting as one space, and locates it."""
 
     def __init__(self, paragraphs: list[Paragraph]) -> None:
         self._collapsed = [(paragraph, *_collapse_whitespace(paragraph.text)) for paragraph in paragraphs]
 
     def find(self, quote: str) -> Evidence | None:
+        found = self.span(quote)
+        if found is None:
+            return None
+        paragraph, start, end = found
+        return Evidence(quote=paragraph.text[start:end], location=span_location(paragraph, start, end))
+
+    def span(self, quote: str) -> tuple[Paragraph, int, int] | None:
+        """The paragraph holding the quote, and the quote's offsets in its text."""
         needle = " ".join(quote.split())
         if len(needle) < MIN_QUOTE_CHARS:
             return None
         for paragraph, text, origins in self._collapsed:
             at = text.find(needle)
             if at >= 0:
-                start, end = origins[at], origins[at + len(needle) - 1] + 1
-                return Evidence(quote=paragraph.text[start:end], location=span_location(paragraph, start, end))
+                return paragraph, origins[at], origins[at + len(needle) - 1] + 1
         return None
 
 

@@ -1,0 +1,116 @@
+"""The method's steps read by the LLM against the rules' own frames (steps.yaml).
+
+The rules recognise a step by its words ("we combine", "are fused"); a model recognises steps
+however they are written. It is shown the kinds of step and what each must say, the open steps the
+rules found, and the method text, and answers with `StepReadings`: where the paper says what a
+listed step leaves open, and further steps that leave a slot open. Both are untrusted. An answer
+closes a step only with a quote found in the paper beyond the step's own words; a further step is
+kept only when its quote stands in a sentence of the method and, by the rules' own test, none of
+the paper's words around it fill the slot it names.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from ...schemas import Evidence, Gap, Location, PaperSpec, StepReadings
+from ...schemas.llm import MAX_GAP_CANDIDATES
+from ..ingest.positions import span_location
+from ..llm import LLMClient
+from .finders import Reading, StepContext, step_gap
+from .knowledge import StepFrame, step_frames
+from .llm_gaps import LocatedText, method_paragraphs, render_paragraphs
+
+log = logging.getLogger(__name__)
+
+PURPOSE = "step-readings"
+
+SYSTEM_PROMPT = """\
+You read the method of a machine-learning paper as an engineer about to implement it, one step at a
+time. Each kind of step below must say certain things (its slots) before it can be written.
+1. For each numbered open step, if the paper text does say what is open, give the step's number and
+   quote, character for character, the words of the paper that say it. Say nothing for a step the
+   text leaves open.
+2. List other steps of the method, of the kinds below, whose text leaves one of their slots open:
+   quote the step's words exactly (a phrase or one sentence), give its kind and the open slot.
+Never quote the introduction or related work. Answer with empty lists when there is nothing."""
+
+
+@dataclass
+class StepsRead:
+    gaps: list[Gap] = field(default_factory=list)  # further open steps, the model's
+    answered: dict[str, Evidence] = field(default_factory=dict)  # a rules' open step's id → where the paper says it
+
+
+def read_steps(spec: PaperSpec, known: list[Gap], client: LLMClient) -> StepsRead:
+    """The model's reading of the method's steps, kept where the paper's text bears it out.
+
+    Raises LLMError (LLMUnavailable, LLMNotConfigured) when the model gives no usable answer:
+    callers report it and keep the rules' gaps.
+    """
+    reading = Reading.of(spec)
+    listed = [gap for gap in known if gap.kind == "open-step" and gap.source == "rules"][:MAX_GAP_CANDIDATES]
+    paragraphs = method_paragraphs(spec)
+    answer = client.structured(_messages(spec, paragraphs, listed), StepReadings, purpose=PURPOSE)
+    located = LocatedText(paragraphs)
+    read = StepsRead()
+    for item in answer.answered:
+        if item.step > len(listed) or (step := listed[item.step - 1]).id in read.answered:
+            continue
+        evidence = located.find(item.quote)
+        if evidence is not None and " ".join(evidence.quote.split()) not in step.title:  # more than the step's own words
+            read.answered[step.id] = evidence
+    frames = {frame.id: frame for frame in step_frames()}
+    steps = StepContext.of(reading)
+    asked = [gap.evidence[0].location for gap in known if gap.kind == "open-step"]
+    for item in answer.steps:
+        frame = frames.get(item.kind.strip().lower())
+        slot = next((s for s in frame.slots if s.id == item.open.strip().lower()), None) if frame else None
+        found = located.span(item.quote)
+        if frame is None or slot is None or found is None:
+            continue
+        paragraph, start, end = found
+        sentence = next((s for s in reading.sentences if s.paragraph is paragraph and s.start <= start < s.end), None)
+        if sentence is None or end > sentence.end or not steps.may_be_a_step(sentence):
+            continue  # not the method's words (the framing, a caption), or more than one sentence
+        if any(_within(where, sentence.location()) for where in asked):
+            continue  # one question per sentence
+        quote = paragraph.text[start:end]
+        if not steps.is_open(sentence, frame, slot, quote):
+            continue  # the paper's own words say it
+        evidence = Evidence(quote=quote, location=span_location(paragraph, start, end))
+        read.gaps.append(step_gap(f"llm-step:{frame.id}:{slot.id}:{len(read.gaps) + 1}", frame, slot, evidence, quote, source="llm"))
+        asked.append(evidence.location)
+    log.info(
+        "llm steps: %d answers (%d kept), %d further steps (%d kept)",
+        len(answer.answered), len(read.answered), len(answer.steps), len(read.gaps),
+    )  # fmt: skip
+    return read
+
+
+def _within(inner: Location, outer: Location) -> bool:
+    """Whether `inner` lies in `outer` (same file; by line and column, or for a PDF by page)."""
+    if inner.file != outer.file:
+        return False
+    if inner.page is not None or outer.page is not None:
+        return inner.page == outer.page
+    if inner.line is None or outer.line is None:
+        return False
+    start, end = (inner.line, inner.column or 0), (inner.end_line or inner.line, inner.end_column or 0)
+    return (outer.line, outer.column or 0) <= start and end <= (outer.end_line or outer.line, outer.end_column or 0)
+
+
+def _kinds(frames: tuple[StepFrame, ...]) -> str:
+    return "\n".join(f"- {frame.id}: " + "; ".join(f"{slot.id} ({slot.label})" for slot in frame.slots) for frame in frames)
+
+
+def _messages(spec: PaperSpec, paragraphs: list, listed: list[Gap]) -> list[dict[str, str]]:
+    steps = "\n".join(f"{i}. {gap.title} In: \"{' '.join(gap.evidence[0].quote.split())}\"" for i, gap in enumerate(listed, start=1)) or "(none)"
+    user = (
+        f"Paper: {spec.title or spec.main_file}\n\n"
+        f"Kinds of step, and their slots:\n{_kinds(step_frames())}\n\n"
+        f"Open steps found:\n{steps}\n\n"
+        f"Paper text:\n\n{render_paragraphs(spec, paragraphs)}"
+    )
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
