@@ -233,6 +233,42 @@ We encode the image and the caption separately. We then combine the two embeddin
         assert [g for g in report.gaps if g.kind == "open-step"] == [], said
 
 
+def test_a_reported_metric_without_its_protocol_is_asked_once_at_its_first_sentence(tmp_path):
+    """FID's number depends on its reference statistics and its number of samples: a paper that
+    reports it without them is asked, once per sentence, for the first the paper leaves open; a
+    paper that says them near the metric, or follows a named setup for it, is not; one that follows
+    "standard practice" for it is asked that instead; importance sampling's IS is no Inception Score."""
+    intro = "\\section{Introduction}\nDiffusion models reproduce their training data.\n"
+    reported = "\\section{Experiments}\nWe report FID and Inception Score of the generated images.\n\nOur model reaches an FID of 2.1.\n"
+    fid_only = reported.replace(" and Inception Score", "")
+
+    def protocol_gaps(body: str) -> list[Gap]:
+        return [g for g in _paper(tmp_path, body).gaps if g.category == "Missing Evaluation Specification"]
+
+    [gap] = protocol_gaps(intro + reported)
+    assert gap.id == "metric-protocol:fid:reference" and gap.kind == "open-step" and not gap.blocking
+    assert gap.title == "FID: the reference set or statistics it is computed against is not said"
+    where = gap.evidence[0].location  # at "FID" of "We report FID ..." (0-based line)
+    assert (where.line, where.column, where.end_column) == (4, 10, 13)
+    assert "how many generated samples" in gap.question
+    # The reference said, the number of samples is asked; both said (here or in a table), nothing.
+    with_reference = reported + "FID is computed against the training set's statistics.\n"
+    assert [g.id for g in protocol_gaps(with_reference)] == ["metric-protocol:fid:samples"]
+    for said in [
+        with_reference + "We evaluate on 50K generated images.\n",
+        fid_only + "FID is computed against the training set's statistics.\n\\begin{table}\\caption{Results.}\\begin{tabular}{lc}Model & FID-50K \\\\ Ours & 2.1 \\\\\\end{tabular}\\end{table}\n",
+        reported + "\nFor evaluation, we strictly follow the ADM setup [adm].\n",
+    ]:
+        assert protocol_gaps(said) == [], said
+    standard = fid_only + "FID is computed according to standard practice.\n"
+    assert [g.kind for g in protocol_gaps(standard)] == []
+    assert any(g.title == '"standard practice": which one?' for g in _paper(tmp_path, standard).gaps)
+    importance = "\\section{Method}\nWe use importance sampling (IS) to merge the two terms.\n"
+    assert protocol_gaps(importance) == []
+    inception = "\\section{Experiments}\nWe report the Inception Score of the generated images.\n"
+    assert [g.id for g in protocol_gaps(inception)] == ["metric-protocol:inception-score:samples"]
+
+
 def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
     cases = {
         "We assign each observation to the nearest class in the feature space.": "distance or similarity",

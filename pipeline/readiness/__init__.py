@@ -11,6 +11,7 @@ from .finders import (
     conflicting_values,
     dangling_references,
     delegations,
+    metric_protocols,
     open_steps,
     setting_statuses,
     unexplained_symbols,
@@ -41,6 +42,7 @@ def assess(spec: PaperSpec, extra: list[Gap] | None = None, answered: Collection
         *conflicting_values(reading),
         *dangling_references(reading),
         *open_steps(reading),
+        *metric_protocols(reading),
         *unexplained_symbols(reading),
         *unstated_settings(reading, statuses),
         *ambiguous_wording(reading),
@@ -80,13 +82,18 @@ def _without_restated(gaps: list[Gap]) -> list[Gap]:
     ]
 
 
+# Within blocking and within routine gaps, by how much a faithful implementation needs the answer:
+# the algorithm, its objective and its settings first, then the architecture, then data and evaluation.
+CATEGORY_LAYER = {"Missing Model Structure": 1, "Missing Data Specification": 2, "Missing Evaluation Specification": 2}
+
+
 def rank(gaps: list[Gap], spec: PaperSpec) -> list[Gap]:
-    """Blocking gaps first; then by kind; then in the order the paper reads."""
+    """Blocking gaps first; then by layer (CATEGORY_LAYER) and kind; then in the order the paper reads."""
     file_order = {name: i for i, name in enumerate(spec.files)}
 
     def position(gap: Gap) -> tuple[int, int, int]:
         location = gap.evidence[0].location
         return file_order.get(location.file, len(file_order)), location.page or 0, location.line or 0
 
-    ordered = sorted(gaps, key=lambda g: (not g.blocking, KIND_ORDER[g.kind], position(g)))
+    ordered = sorted(gaps, key=lambda g: (not g.blocking, CATEGORY_LAYER.get(g.category, 0), KIND_ORDER[g.kind], position(g)))
     return [g.model_copy(update={"rank": i}) for i, g in enumerate(ordered, start=1)]

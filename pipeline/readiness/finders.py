@@ -18,7 +18,7 @@ from ..extract.knowledge import hyperparameter_vocabulary
 from ..extract.parts import framing_sections, top_section
 from ..extract.sentences import Sentence, sentences_of
 from ..extract.values import VALUE_RE, evaluate
-from .knowledge import Requirement, StepFrame, StepSlot, ambiguous_wordings, requirements, step_frames
+from .knowledge import Requirement, StepFrame, StepSlot, ambiguous_wordings, metrics, requirements, step_frames
 
 # Sections whose prose states no method: references, acknowledgements, checklists.
 NON_METHOD_SECTION = re.compile(r"references|bibliography|acknowledg|checklist|broader impact|impact statement", re.I)
@@ -279,6 +279,63 @@ def _paragraph_equations(spec: PaperSpec) -> dict[int, str]:
             and (end is None or (equation.location.line or 0) <= end)
         )
     return found
+
+
+# -- evaluation protocols ---------------------------------------------------------------------------
+
+
+def metric_protocols(reading: Reading) -> Iterator[Gap]:
+    """Reported metrics whose number depends on a protocol the paper never states (metrics.yaml: FID
+    without its number of samples or its reference statistics): one question per metric, at the
+    first sentence of the method or experiments naming it. Silent when anything near the metric
+    says it, when the paper follows a named setup for it, or when "standard practice" for it is
+    asked already."""
+    knowledge = metrics()
+    standard = next(w for w in ambiguous_wordings() if w.id == "standard-setting").pattern
+    asked: set[int] = set()  # one question per sentence: "FID, IS and CLIP-IQA" ask one protocol
+    for metric in knowledge.metrics:
+        first = next((s for s in reading.sentences if s.paragraph.kind == "text" and metric.names.search(s.plain.text)), None)
+        if first is None or id(first) in asked:
+            continue
+        naming = [p for p in reading.spec.paragraphs if metric.names.search(p.text)]
+        if any(standard.search(p.text) for p in naming):
+            continue
+        # Near it: where the method or the experiments speak of it, or of evaluation in a section
+        # naming it (another experiment's evaluation is not this metric's; what the abstract or the
+        # introduction says near it, "models reproduce training data", is no protocol).
+        framing = {id(s.paragraph) for s in reading.framing_sentences}
+        sections = {p.section_id for p in naming}
+        near = [
+            p.text
+            for p in reading.spec.paragraphs
+            if p.section_id is not None
+            and id(p) not in framing
+            and (p in naming or (p.section_id in sections and knowledge.near.search(p.text)))
+        ]
+        if any(knowledge.followed.search(text) for text in near):
+            continue  # "for evaluation, we follow the ADM setup [adm]"
+        near += [
+            " ".join([table.caption, *(cell for row in table.rows for cell in row)])
+            for table in reading.spec.tables
+            if metric.names.search(table.caption) or any(metric.names.search(cell) for row in table.rows for cell in row)
+        ]
+        slot = next((slot for slot in metric.slots if not any(slot.filled.search(text) for text in near)), None)
+        if slot is None:
+            continue
+        asked.add(id(first))
+        match = metric.names.search(first.plain.text)
+        name = match.group()
+        yield _gap(
+            id=f"metric-protocol:{metric.id}:{slot.id}",
+            kind="open-step",
+            category="Missing Evaluation Specification",
+            title=f"{name}: {slot.label} is not said",
+            detail="The reported number depends on how it is computed; another protocol gives another number.",
+            blocking=False,  # the method can be written without it; its numbers cannot be compared
+            evidence=[_sentence_evidence(first, match.start(), match.end())],
+            question=slot.question.format(name=name),
+            readings=list(slot.readings),
+        )
 
 
 # -- unstated settings ------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The readiness vocabularies (requirements.yaml, ambiguities.yaml), loaded once."""
+"""The readiness vocabularies (requirements.yaml, ambiguities.yaml, steps.yaml, metrics.yaml), loaded once."""
 
 from __future__ import annotations
 
@@ -49,6 +49,22 @@ class StepFrame:
     category: str
     blocking: bool
     slots: tuple[StepSlot, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """A reported metric whose number depends on a protocol, and what the paper must say of it."""
+
+    id: str
+    names: re.Pattern[str]
+    slots: tuple[StepSlot, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    followed: re.Pattern[str]  # a named setup followed: it says every slot
+    near: re.Pattern[str]  # a paragraph about evaluation, which may say a slot without naming the metric
+    metrics: tuple[Metric, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,4 +163,30 @@ def step_frames() -> tuple[StepFrame, ...]:
             ),
         )
         for entry in _load_yaml("steps.yaml")
+    )
+
+
+@functools.cache
+def metrics() -> Metrics:
+    raw = _load_yaml("metrics.yaml")
+    return Metrics(
+        followed=re.compile(raw["followed"]),
+        near=re.compile(raw["near"], re.IGNORECASE),
+        metrics=tuple(
+            Metric(
+                id=entry["id"],
+                names=re.compile(entry["names"]),  # case-sensitive: "IS" is not "is"
+                slots=tuple(
+                    StepSlot(
+                        id=slot["id"],
+                        label=slot["label"],
+                        filled=re.compile(slot["filled"], re.IGNORECASE),
+                        question=entry["question"].replace("{label}", slot["label"]),
+                        readings=tuple(entry.get("readings", [])),
+                    )
+                    for slot in entry["slots"]
+                ),
+            )
+            for entry in raw["metrics"]
+        ),
     )
