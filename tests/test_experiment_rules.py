@@ -349,9 +349,25 @@ We follow [other] for the training schedule.
 During inference, guidance is applied to each token following the standard practice [dit].
 We rescale each solver's noise schedule to the flow schedule. This approach is similar to how EDM [edm] rescales it.
 We use a noise schedule similar to that of [iddpm].
+
+\section{Agents}
+We also use a replay buffer of agents collected during training, following [loqa].
+We also keep an opponent pool of past policies during training, following [pool].
+
+\section{Hyperparameters}
+\begin{table}[h]\caption{Settings}
+\begin{tabular}{ll}
+Agent Replay Buffer Capacity & 10000 \\
+Opponent Pool Refresh & every epoch \\
+\end{tabular}\end{table}
 """
     titles = [g.title for g in assess(_paper(tmp_path / "paper", body)).gaps if g.kind == "ambiguous-wording"]
-    assert titles == ['"We follow [other]": which details carry over?', '"schedule similar to": similar in what, different in what?']
+    # The replay buffer's values are in a table; the opponent pool's row holds no value.
+    assert titles == [
+        '"We follow [other]": which details carry over?',
+        '"schedule similar to": similar in what, different in what?',
+        '"following [pool]": which details carry over?',
+    ]
 
 
 def test_conventional_defaults_are_left_to_convention_not_asked(tmp_path):

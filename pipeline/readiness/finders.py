@@ -112,7 +112,33 @@ def _details_given(reading: Reading, sentence: Sentence, wording: str) -> bool:
     stated = [h for h in reading.spec.hyperparameters if h.source == "text"]
     if any(h.text == sentence.text and h.normalized_name in _PROTOCOL_SETTINGS for h in stated):
         return True
-    return wording == "follow-reference" and sum(1 for h in stated if h.text in sentence.paragraph.text) >= _DETAILS_LISTED
+    if wording == "follow-reference" and sum(1 for h in stated if h.text in sentence.paragraph.text) >= _DETAILS_LISTED:
+        return True
+    return _set_out_in_a_table(reading, plain)
+
+
+_WORD_RE = re.compile(r"[A-Za-z][\w-]*")
+_NOT_A_TERM = frozenset(
+    "the and with for from during using use used uses also our its their this that these those into onto over "
+    "under each all both some such then than which while when where are was were been being has have had not "
+    "following follow follows followed same similar standard common usual practice setup setting settings".split()
+)
+
+
+def _set_out_in_a_table(reading: Reading, plain: str) -> bool:
+    """Whether a table of the paper gives values for what the sentence names ("we also use a replay
+    buffer of agents, following [loqa]" beside a row "Agent Replay Buffer Capacity | 10000"): two
+    adjacent words of the sentence, neither a function word, in a row that holds a number."""
+    words = [w.lower() for w in _WORD_RE.findall(re.sub(r"\[[^\]]*\]", " ", plain))]
+    terms = {f"{a} {b}" for a, b in itertools.pairwise(words) if len(a) > 2 and len(b) > 2 and not {a, b} & _NOT_A_TERM}
+    if not terms:
+        return False
+    for table in reading.spec.tables:
+        for row in table.rows:
+            text = " ".join(" ".join(row).lower().split())
+            if re.search(r"\d", text) and any(term in text for term in terms):
+                return True
+    return False
 
 
 def ambiguous_wording(reading: Reading) -> Iterator[Gap]:
