@@ -165,9 +165,9 @@ def test_tabdiff_states_no_learning_rate_for_adam():
     assert "training_length" not in _settings_reported(report)  # "8000 epochs"
 
 
-def test_advantage_alignment_clip_epsilon_is_undefined():
-    gap = _gap(_real("advantage-alignment"), "undefined-symbol:ε")
-    assert "\\text{clip}" in gap.evidence[0].quote
+def test_advantage_alignment_clip_epsilon_is_stated_by_its_tables_clip_range():
+    report = _real("advantage-alignment")
+    assert not [g for g in report.gaps if g.kind == "undefined-symbol"]  # ε of clip(·; 1-ε, 1+ε): "PPO Clip Range | 0.1"
 
 
 def test_diff_transformer_states_its_training_settings():
@@ -267,6 +267,30 @@ def test_a_reported_metric_without_its_protocol_is_asked_once_at_its_first_sente
     assert protocol_gaps(importance) == []
     inception = "\\section{Experiments}\nWe report the Inception Score of the generated images.\n"
     assert [g.id for g in protocol_gaps(inception)] == ["metric-protocol:inception-score:samples"]
+
+
+def test_a_symbol_a_formula_makes_a_stated_setting_is_defined(tmp_path):
+    """ε in clip(r; 1 − ε, 1 + ε) is the clip range: a table stating "PPO Clip Range" states it,
+    though no sentence names ε; without that row ε is asked."""
+    body = r"""
+\section{Method}
+We optimise the clipped objective
+\begin{equation}
+L = \min\left\{ r A, \text{clip}\left(r; 1-\epsilon, 1+\epsilon\right) A \right\}
+\end{equation}
+with the ratio $r$ of new to old policy and the advantage $A$.
+
+\section{Hyperparameters}
+\begin{table}[h]\caption{Settings}
+\begin{tabular}{ll}
+PPO Clip Range & 0.2 \\
+Batch Size & 2048 \\
+\end{tabular}\end{table}
+"""
+    report = _paper(tmp_path, body)
+    assert not [g for g in report.gaps if g.kind == "undefined-symbol"]
+    without = body.replace("PPO Clip Range & 0.2 \\\\\n", "")
+    assert [g.id for g in _paper(tmp_path, without).gaps if g.kind == "undefined-symbol"] == ["undefined-symbol:ε"]
 
 
 def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):

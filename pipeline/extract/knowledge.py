@@ -356,6 +356,7 @@ class SymbolVocabulary:
     operator_words: frozenset[str]  # softmax, KL, ...: letters that spell a function
     multi_letter_symbols: frozenset[str]  # lr: letters that spell one variable
     words_in_prose: frozenset[str]  # letters that in prose are words ("a"), never taken as symbols there
+    roles: tuple[tuple[str, str], ...]  # (setting, pattern with `{symbol}`): what a formula makes a symbol
 
 
 @functools.cache
@@ -366,6 +367,7 @@ def symbol_vocabulary() -> SymbolVocabulary:
         operator_words=frozenset(data["operator_words"]),
         multi_letter_symbols=frozenset(data["multi_letter_symbols"]),
         words_in_prose=frozenset(data["words_in_prose"]),
+        roles=tuple((role["setting"], role["pattern"]) for role in data.get("roles", [])),
     )
 
 
