@@ -6,6 +6,7 @@ import yaml
 
 from paperlens.pipeline.extract.knowledge import (
     KNOWLEDGE_DIR,
+    PhraseSet,
     component_vocabulary,
     hyperparameter_vocabulary,
     symbol_vocabulary,
@@ -84,3 +85,13 @@ def test_vocabularies_load() -> None:
     assert vocabulary.symbols["β1"].name == "beta1"
     assert component_vocabulary().get("adamw") is None  # "AdamW" only as written
     assert "sum" in symbol_vocabulary().binding_commands
+
+
+def test_a_phrase_matched_in_another_case_hides_no_phrase_inside_it() -> None:
+    """"PPO clip range" (written with capitals: matched as written) does not match "ppo Clip Range",
+    and "clip range" (any case) inside it still does; a phrase in its own case is found once."""
+    phrases = PhraseSet([("PPO clip range", "ppo"), ("clip range", "any")])
+    assert [(m.value, m.start, m.end) for m in phrases.finditer("ppo Clip Range")] == [("any", 4, 14)]
+    assert [(m.value, m.start) for m in phrases.finditer("PPO clip range and a clip range")] == [("ppo", 0), ("any", 21)]
+    table_row = "PPO Clip Range"  # a table's first cell, as advantage-alignment writes it
+    assert [m.value.name for m in hyperparameter_vocabulary().table_names.finditer(table_row)] == ["ppo_clip"]

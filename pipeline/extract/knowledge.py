@@ -124,10 +124,18 @@ class PhraseSet(Generic[T]):
         if len(lowered) != len(piece):
             regex, lowered = self._folding_trie, piece
         first, last = start - offset, end - offset
-        matches = [regex.match(lowered, first, last)] if anchored else regex.finditer(lowered, first, last)
-        for match in matches:
+        if anchored:
+            match = regex.match(lowered, first, last)
             if match is not None and (value := self.get(piece[match.start() : match.end()])) is not None:
                 yield PhraseMatch(match.start() + offset, match.end() + offset, value)
+            return
+        position = first
+        while (match := regex.search(lowered, position, last)) is not None:
+            if (value := self.get(piece[match.start() : match.end()])) is not None:
+                yield PhraseMatch(match.start() + offset, match.end() + offset, value)
+                position = match.end()
+            else:  # matched in another case ("PPO clip range" in "ppo Clip Range"): a phrase may start inside it
+                position = match.start() + 1
 
     def get(self, text: str) -> T | None:
         for key in (matching_key(text), matching_key(text.replace("-", " "))):
