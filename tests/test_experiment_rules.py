@@ -354,19 +354,30 @@ We use a noise schedule similar to that of [iddpm].
 We also use a replay buffer of agents collected during training, following [loqa].
 We also keep an opponent pool of past policies during training, following [pool].
 
+\section{Inference}
+At inference time, we use a CFG schedule following [mar].
+
+We train the tokenizer of the images following [vq].
+
 \section{Hyperparameters}
 \begin{table}[h]\caption{Settings}
 \begin{tabular}{ll}
 Agent Replay Buffer Capacity & 10000 \\
 Opponent Pool Refresh & every epoch \\
 \end{tabular}\end{table}
+
+\section{Inference details}
+We use the same linear classifier-free guidance schedule as MAR [mar]. The schedule lowers the guidance scale of the first tokens.
+The tokenizer of [vq] is a convolutional autoencoder.
 """
     titles = [g.title for g in assess(_paper(tmp_path / "paper", body)).gaps if g.kind == "ambiguous-wording"]
-    # The replay buffer's values are in a table; the opponent pool's row holds no value.
+    # The replay buffer's values are in a table; the opponent pool's row holds no value. The paper
+    # comes back to the CFG schedule it takes from [mar]; of [vq] it says nothing of the training.
     assert titles == [
         '"We follow [other]": which details carry over?',
         '"schedule similar to": similar in what, different in what?',
         '"following [pool]": which details carry over?',
+        '"following [vq]": which details carry over?',
     ]
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ...schemas import TYPE_OF_CATEGORY, Evidence, Gap, Hyperparameter, PaperSpec, SettingStatus
+from ..extract.components import find_mentions
 from ..extract.knowledge import hyperparameter_vocabulary, symbol_vocabulary
 from ..extract.parts import framing_sections, top_section
 from ..extract.sentences import Sentence, sentences_of
@@ -112,7 +113,9 @@ def _details_given(reading: Reading, sentence: Sentence, wording: str) -> bool:
     stated = [h for h in reading.spec.hyperparameters if h.source == "text"]
     if any(h.text == sentence.text and h.normalized_name in _PROTOCOL_SETTINGS for h in stated):
         return True
-    if wording == "follow-reference" and sum(1 for h in stated if h.text in sentence.paragraph.text) >= _DETAILS_LISTED:
+    if wording == "follow-reference" and (
+        sum(1 for h in stated if h.text in sentence.paragraph.text) >= _DETAILS_LISTED or _followed_again(reading, sentence)
+    ):
         return True
     return _set_out_in_a_table(reading, plain)
 
@@ -125,12 +128,38 @@ _NOT_A_TERM = frozenset(
 )
 
 
+def _terms(plain: str) -> set[str]:
+    """Two adjacent words, neither a function word, with each component named by its canonical name
+    ("CFG schedule" → "guidance schedule"); citations left out."""
+    text = re.sub(r"\[[^\]]*\]", " ", plain)
+    for mention in sorted(find_mentions(text), key=lambda m: m.start, reverse=True):
+        text = text[: mention.start] + mention.name + text[mention.end :]
+    words = [w.lower() for w in _WORD_RE.findall(text)]
+    return {f"{a} {b}" for a, b in itertools.pairwise(words) if len(a) > 2 and len(b) > 2 and not {a, b} & _NOT_A_TERM}
+
+
+def _followed_again(reading: Reading, sentence: Sentence) -> bool:
+    """Whether the paper comes back, outside the sentence's paragraph, to what it takes from the same
+    reference: a sentence citing one of its works that names the same thing ("we use a CFG schedule
+    following [mar,muse]" and, in the appendix, "the same linear classifier-free guidance schedule as
+    MAR [mar] and MUSE [muse]. The schedule tunes down ...")."""
+    cited = {key.strip() for group in re.findall(r"\[([^\]]+)\]", sentence.plain.text) for key in group.split(",")}
+    terms = _terms(sentence.plain.text)
+    if not cited or not terms:
+        return False
+    return any(
+        other.paragraph is not sentence.paragraph
+        and any(key.strip() in cited for group in re.findall(r"\[([^\]]+)\]", other.plain.text) for key in group.split(","))
+        and terms & _terms(other.plain.text)
+        for other in reading.sentences
+    )
+
+
 def _set_out_in_a_table(reading: Reading, plain: str) -> bool:
     """Whether a table of the paper gives values for what the sentence names ("we also use a replay
-    buffer of agents, following [loqa]" beside a row "Agent Replay Buffer Capacity | 10000"): two
-    adjacent words of the sentence, neither a function word, in a row that holds a number."""
-    words = [w.lower() for w in _WORD_RE.findall(re.sub(r"\[[^\]]*\]", " ", plain))]
-    terms = {f"{a} {b}" for a, b in itertools.pairwise(words) if len(a) > 2 and len(b) > 2 and not {a, b} & _NOT_A_TERM}
+    buffer of agents, following [loqa]" beside a row "Agent Replay Buffer Capacity | 10000"): one of
+    its terms in a row that holds a number."""
+    terms = _terms(plain)
     if not terms:
         return False
     for table in reading.spec.tables:
