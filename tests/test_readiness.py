@@ -293,6 +293,30 @@ Batch Size & 2048 \\
     assert [g.id for g in _paper(tmp_path, without).gaps if g.kind == "undefined-symbol"] == ["undefined-symbol:ε"]
 
 
+def test_a_step_the_text_calls_weighted_and_its_formula_weights_nothing_disagree(tmp_path):
+    """"A weighted sum" introducing `z = x_1 + x_2` (or a plain sum or mean over an index): the text
+    and the formula disagree, a blocking question citing both; a formula with weights, or a sentence
+    that is not the one introducing the equation, or a formula the reader cannot read, is silent."""
+
+    def conflicts(sentence: str, formula: str) -> list[Gap]:
+        body = f"\\section{{Method}}\nWe encode both views. {sentence}\n\\begin{{equation}}\n{formula}\n\\end{{equation}}\n"
+        return [g for g in _paper(tmp_path, body).gaps if g.category == "Conflicting Formal Definition"]
+
+    [gap] = conflicts("The fused feature is a weighted sum of the two view features:", "z = x_1 + x_2")
+    assert gap.blocking and gap.type == "Inconsistency" and gap.rank == 1
+    assert gap.title == 'the text says "weighted sum", Eq. (1) weights nothing'
+    assert [e.quote for e in gap.evidence] == ["The fused feature is a weighted sum of the two view features:", "z = x_1 + x_2"]
+    for formula in ["z = \\sum_{i=1}^{N} x_i", "z = \\frac{1}{N} \\sum_{i=1}^{N} x_i", "z = \\frac{x_1 + x_2}{2}"]:
+        assert len(conflicts("We take the weighted average of the view features:", formula)) == 1, formula
+    for sentence, formula in [
+        ("The fused feature is a weighted sum of the two view features:", "z = \\alpha x_1 + (1 - \\alpha) x_2"),
+        ("The fused feature is a weighted sum of the two view features:", "z = \\sum_i w_i x_i"),
+        ("The fused feature is a weighted sum of the two view features:", "z = \\begin{bmatrix} x_1 & x_2 \\end{bmatrix}"),
+        ("The fused feature is a weighted sum of the two view features. We then add them:", "z = x_1 + x_2"),
+    ]:
+        assert conflicts(sentence, formula) == [], (sentence, formula)
+
+
 def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
     cases = {
         "We assign each observation to the nearest class in the feature space.": "distance or similarity",

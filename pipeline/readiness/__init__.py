@@ -14,6 +14,7 @@ from .finders import (
     metric_protocols,
     open_steps,
     setting_statuses,
+    text_against_equations,
     unexplained_symbols,
     unstated_settings,
 )
@@ -40,6 +41,7 @@ def assess(spec: PaperSpec, extra: list[Gap] | None = None, answered: Collection
     statuses = setting_statuses(reading)
     gaps = [
         *conflicting_values(reading),
+        *text_against_equations(reading),
         *dangling_references(reading),
         *open_steps(reading),
         *metric_protocols(reading),

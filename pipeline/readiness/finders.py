@@ -13,8 +13,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ...schemas import TYPE_OF_CATEGORY, Evidence, Gap, Hyperparameter, PaperSpec, SettingStatus
+from ...schemas import TYPE_OF_CATEGORY, Equation, Evidence, Gap, Hyperparameter, PaperSpec, SettingStatus
 from ..extract.components import find_mentions
+from ..extract.formula import read_formula
 from ..extract.knowledge import hyperparameter_vocabulary, symbol_vocabulary
 from ..extract.parts import framing_sections, top_section
 from ..extract.sentences import Sentence, sentences_of
@@ -244,7 +245,7 @@ class StepContext:
 
     reading: Reading
     paragraph_text: dict[int, str]  # by id(paragraph): its method sentences' plain text
-    equations: dict[int, str]
+    equations: dict[int, str]  # by id(paragraph): its display equations' LaTeX
 
     @classmethod
     def of(cls, reading: Reading) -> StepContext:
@@ -252,7 +253,8 @@ class StepContext:
         for sentence in reading.sentences:
             key = id(sentence.paragraph)
             paragraph_text[key] = paragraph_text.get(key, "") + " " + sentence.plain.text
-        return cls(reading, paragraph_text, _paragraph_equations(reading.spec))
+        equations = {key: " ".join(e.latex or e.text for e in found) for key, found in _paragraph_equations(reading.spec).items()}
+        return cls(reading, paragraph_text, equations)
 
     def may_be_a_step(self, sentence: Sentence) -> bool:
         """Not a sentence that points to the paper's own place for its details, or reports a result."""
@@ -318,21 +320,21 @@ def _step_words(plain: str, match: re.Match[str]) -> str:
     return plain[match.start() : stop if stop > match.end() else match.end()]
 
 
-def _paragraph_equations(spec: PaperSpec) -> dict[int, str]:
-    """Each paragraph's display equations (LaTeX): those standing between it and the next paragraph
-    of its file, the formulas that spell out its steps."""
-    found: dict[int, str] = {}
+def _paragraph_equations(spec: PaperSpec) -> dict[int, list[Equation]]:
+    """Each paragraph's display equations: those standing between it and the next paragraph of its
+    file, the formulas that spell out its steps."""
+    found: dict[int, list[Equation]] = {}
     paragraphs = [p for p in spec.paragraphs if p.kind == "text"]
     for paragraph, following in zip(paragraphs, [*paragraphs[1:], None]):
         start = paragraph.location.line or 0
         end = following.location.line if following is not None and following.location.file == paragraph.location.file else None
-        found[id(paragraph)] = " ".join(
-            equation.latex or equation.text
+        found[id(paragraph)] = [
+            equation
             for equation in spec.equations
             if equation.location.file == paragraph.location.file
             and (equation.location.line or 0) >= start
             and (end is None or (equation.location.line or 0) <= end)
-        )
+        ]
     return found
 
 
@@ -780,6 +782,62 @@ def conflicting_values(reading: Reading) -> Iterator[Gap]:
             readings=[shown(one), shown(other)],
             setting=name,
         )
+
+
+# "a weighted sum of the value vectors", "the weighted average of the two losses".
+_WEIGHTED_RE = re.compile(r"\bweighted\s+(?:sum|average|mean|combination|mixture)\b", re.I)
+
+
+def text_against_equations(reading: Reading) -> Iterator[Gap]:
+    """A step the text calls weighted ("we take a weighted sum of the features:") whose formula, the
+    display equation right after the sentence, weights nothing (`z = x_1 + x_2`, `\\sum_i x_i`, a plain
+    mean): two statements of one step that disagree. Only where the sentence ends its paragraph, so
+    the equation is the one it introduces; silent on a formula the reader cannot read."""
+    equations = _paragraph_equations(reading.spec)
+    last = {id(s.paragraph): s for s in reading.sentences}  # each paragraph's last sentence
+    for sentence in reading.sentences:
+        match = _WEIGHTED_RE.search(sentence.plain.text)
+        following = equations.get(id(sentence.paragraph))
+        if match is None or last[id(sentence.paragraph)] is not sentence or not following:
+            continue
+        equation = following[0]
+        if not _weights_nothing(equation.latex or ""):
+            continue
+        where = f"Eq. ({equation.number})" if equation.number else f"the equation at {equation.location.short()}"
+        yield _gap(
+            id=f"text-vs-equation:{equation.id}",
+            kind="conflicting-values",
+            category="Conflicting Formal Definition",
+            title=f'the text says "{match.group()}", {where} weights nothing',
+            detail="The sentence and the formula it introduces describe the step differently; an implementation must pick one.",
+            blocking=True,
+            evidence=[_sentence_evidence(sentence, match.start(), match.end()), Evidence(quote=equation.latex or equation.text, location=equation.location)],
+            question=f'The text says "{match.group()}" but {where} has no weights. Which is meant, and if weighted, with which weights?',
+            readings=["the formula as written (equal weights)", "a weighted version with weights the paper does not give"],
+        )
+
+
+def _weights_nothing(latex: str) -> bool:
+    """Whether the formula is a sum or a mean of terms that are each a bare symbol (`x_1 + x_2`,
+    `(x_1 + x_2) / 2`,
+    `\\sum_i x_i`, `\\frac{1}{N} \\sum_i x_i`): no term carries a factor that could weight it."""
+    from ..algebra import Unreadable, sympy_algebra  # SymPy only for a paper that has such a sentence
+
+    try:
+        expression = read_formula(latex, sympy_algebra()).expression
+    except (Unreadable, IndexError, ValueError, TypeError):
+        return False
+    sympy = sympy_algebra().sympy
+    coefficient, rest = expression.as_coeff_Mul()
+    if not coefficient.is_Number:
+        return False
+    bare = lambda term: term.is_Symbol or (  # noqa: E731
+        isinstance(term, sympy.core.function.AppliedUndef) and len(term.args) == 1 and term.args[0].is_Symbol
+    )
+    if rest.is_Add:  # `(x_1 + x_2) / 2` is x_1/2 + x_2/2: one number for every term weights none
+        split = [term.as_coeff_Mul() for term in rest.args]
+        return len({number for number, _ in split}) == 1 and all(bare(term) for _, term in split)
+    return isinstance(rest, sympy.core.function.AppliedUndef) and bare(rest)
 
 
 def dangling_references(reading: Reading) -> Iterator[Gap]:
