@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ...schemas import TYPE_OF_CATEGORY, Equation, Evidence, Gap, Hyperparameter, PaperSpec, SettingStatus
 from ..extract.components import find_mentions
+from ..algebra import Unreadable, sympy_algebra
 from ..extract.formula import read_formula
 from ..extract.knowledge import hyperparameter_vocabulary, symbol_vocabulary
 from ..extract.parts import framing_sections, top_section
@@ -350,6 +351,7 @@ def metric_protocols(reading: Reading) -> Iterator[Gap]:
     knowledge = metrics()
     standard = next(w for w in ambiguous_wordings() if w.id == "standard-setting").pattern
     asked: set[int] = set()  # one question per sentence: "FID, IS and CLIP-IQA" ask one protocol
+    framing = {id(s.paragraph) for s in reading.framing_sentences}
     for metric in knowledge.metrics:
         first = next((s for s in reading.sentences if s.paragraph.kind == "text" and metric.names.search(s.plain.text)), None)
         if first is None or id(first) in asked:
@@ -360,7 +362,6 @@ def metric_protocols(reading: Reading) -> Iterator[Gap]:
         # Near it: where the method or the experiments speak of it, or of evaluation in a section
         # naming it (another experiment's evaluation is not this metric's; what the abstract or the
         # introduction says near it, "models reproduce training data", is no protocol).
-        framing = {id(s.paragraph) for s in reading.framing_sentences}
         sections = {p.section_id for p in naming}
         near = [
             p.text
@@ -819,13 +820,11 @@ def text_against_equations(reading: Reading) -> Iterator[Gap]:
 
 def _weights_nothing(latex: str) -> bool:
     """Whether the formula is a sum or a mean of terms that are each a bare symbol (`x_1 + x_2`,
-    `(x_1 + x_2) / 2`,
-    `\\sum_i x_i`, `\\frac{1}{N} \\sum_i x_i`): no term carries a factor that could weight it."""
-    from ..algebra import Unreadable, sympy_algebra  # SymPy only for a paper that has such a sentence
-
+    `(x_1 + x_2) / 2`, `\\sum_i x_i`, `\\frac{1}{N} \\sum_i x_i`): no term carries a factor that could
+    weight it. SymPy is imported only for a paper that has such a sentence."""
     try:
         expression = read_formula(latex, sympy_algebra()).expression
-    except (Unreadable, IndexError, ValueError, TypeError):
+    except Unreadable:
         return False
     sympy = sympy_algebra().sympy
     coefficient, rest = expression.as_coeff_Mul()
