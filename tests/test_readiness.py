@@ -63,7 +63,7 @@ def test_example_routine_adamw_defaults_and_stated_settings_stay_quiet(example):
     assert not {"learning_rate", "weight_decay", "batch_size", "dropout", "label_smoothing", "num_runs", "betas", "epsilon"} & reported
     # AdamW's betas and ε are conventional defaults: left to convention, listed once, not asked.
     defaults = example.conventional
-    assert defaults.id == "unstated-defaults:betas,epsilon" and defaults not in example.gaps
+    assert defaults.id == "unstated-defaults:betas,epsilon" and defaults not in example.gaps  # its formulas write their axes and orders
     assert "β1 and β2 (AdamW)" in defaults.title and "ε" in defaults.title
     assert "β1 = 0.9, β2 = 0.999" in [c.answer for c in defaults.conventions]
     symbols = {g.id for g in example.gaps if g.kind in ("undefined-symbol", "unstated-value")}
@@ -315,6 +315,45 @@ def test_a_step_the_text_calls_weighted_and_its_formula_weights_nothing_disagree
         ("The fused feature is a weighted sum of the two view features. We then add them:", "z = x_1 + x_2"),
     ]:
         assert conflicts(sentence, formula) == [], (sentence, formula)
+
+
+def test_what_the_methods_formulas_leave_to_convention_is_listed_once_never_asked(tmp_path):
+    """A norm without its order, a softmax without its axis, an expectation without what it is over:
+    listed with the conventional defaults, with the equations and the usual reading; a formula that
+    writes it (`\\|x\\|_1`, `softmax(z)_c`, `\\mathbb{E}_{t}`), or one in the appendix, is not."""
+    body = r"""
+\section{Method}
+The loss is
+\begin{equation}
+L = \mathbb{E}\left[ \| x - \hat{x} \|^2 \right] + \| w \|_1
+\end{equation}
+and the attention weights are
+\begin{equation}
+A = \mathrm{softmax}(Q K^\top)
+\end{equation}
+and the classifier's loss is
+\begin{equation}
+C = -\log \mathrm{softmax}(z)_c + \mathbb{E}_{t}\left[ \| v \|_2 \right]
+\end{equation}
+\appendix
+\section{Proofs}
+\begin{equation}
+P = \| p \|
+\end{equation}
+"""
+    report = _paper(tmp_path, body)
+    conventional = report.conventional
+    assert conventional is not None and conventional not in report.gaps and not conventional.blocking
+    assert conventional.id == "unstated-defaults:norm-order,softmax-axis,expectation"
+    assert conventional.title == (
+        "conventional defaults not stated: a norm's order (Eq. (1)), a softmax's axis (Eq. (2)) and what an expectation is over (Eq. (1))"
+    )
+    assert [c.answer for c in conventional.conventions] == [
+        "the Euclidean (L2) norm (Frobenius for a matrix)",
+        "over the last axis",
+        "the formula's random variables, drawn as the text describes",
+    ]
+    assert not [g for g in report.gaps if "norm" in g.title or "softmax" in g.title]
 
 
 def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):

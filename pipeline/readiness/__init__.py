@@ -11,6 +11,7 @@ from .finders import (
     conflicting_values,
     dangling_references,
     delegations,
+    left_to_convention,
     metric_protocols,
     open_steps,
     setting_statuses,
@@ -50,8 +51,7 @@ def assess(spec: PaperSpec, extra: list[Gap] | None = None, answered: Collection
         *ambiguous_wording(reading),
         *(extra or []),
     ]
-    conventional = next((g for g in gaps if g.kind == "unstated-defaults"), None)
-    ranked = rank(_without_restated([g for g in gaps if g is not conventional and g.id not in answered]), spec)
+    ranked = rank(_without_restated([g for g in gaps if g.id not in answered]), spec)
     blocking = [g for g in ranked if g.blocking]
     if any(g.type == "Inconsistency" for g in blocking) or len(blocking) >= NOT_READY_AT:
         verdict = "not ready"
@@ -66,7 +66,7 @@ def assess(spec: PaperSpec, extra: list[Gap] | None = None, answered: Collection
         gaps=ranked,
         settings=[status for status, _, _ in statuses],
         delegations=[evidence for evidence, _ in delegations(reading)],
-        conventional=conventional,
+        conventional=left_to_convention(reading, statuses),
     )
 
 

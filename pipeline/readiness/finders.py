@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ...schemas import TYPE_OF_CATEGORY, Equation, Evidence, Gap, Hyperparameter, PaperSpec, SettingStatus
+from ...schemas import TYPE_OF_CATEGORY, Convention, Equation, Evidence, Gap, Hyperparameter, PaperSpec, SettingStatus
 from ..extract.components import find_mentions
 from ..algebra import Unreadable, sympy_algebra
 from ..extract.formula import read_formula
@@ -21,7 +21,7 @@ from ..extract.knowledge import hyperparameter_vocabulary, symbol_vocabulary
 from ..extract.parts import framing_sections, top_section
 from ..extract.sentences import Sentence, sentences_of
 from ..extract.values import VALUE_RE, evaluate
-from .knowledge import Requirement, StepFrame, StepSlot, ambiguous_wordings, metrics, requirements, step_frames
+from .knowledge import FormulaConvention, Requirement, StepFrame, StepSlot, ambiguous_wordings, formula_conventions, metrics, requirements, step_frames
 
 # Sections whose prose states no method: references, acknowledgements, checklists.
 NON_METHOD_SECTION = re.compile(r"references|bibliography|acknowledg|checklist|broader impact|impact statement", re.I)
@@ -566,12 +566,10 @@ def training_evidence(reading: Reading, used: list[_UsedComponent]) -> Evidence 
 
 
 def unstated_settings(reading: Reading, statuses: list[tuple[SettingStatus, Requirement, Evidence]]) -> Iterator[Gap]:
-    conventional: list[tuple[SettingStatus, Requirement, Evidence]] = []
+    """The settings a used component or the training needs that the paper never states; the
+    conventional ones are left to `left_to_convention`."""
     for status, requirement, evidence in statuses:
-        if status.stated or status.delegated:
-            continue
-        if requirement.conventional:
-            conventional.append((status, requirement, evidence))
+        if status.stated or status.delegated or requirement.conventional:
             continue
         subject = "The training" if status.component == "training" else f"The paper uses {status.component}, but"
         yield _gap(
@@ -594,27 +592,54 @@ def unstated_settings(reading: Reading, statuses: list[tuple[SettingStatus, Requ
             setting=status.setting,
             component=None if status.component == "training" else status.component,
         )
-    if conventional:
-        yield _conventional_defaults(conventional)
 
 
-def _conventional_defaults(statuses: list[tuple[SettingStatus, Requirement, Evidence]]) -> Gap:
-    """The defaults nearly every implementation keeps (an optimizer's ε, the seeds), as one routine item."""
-    labels = [requirement.label + ("" if status.component == "training" else f" ({status.component})") for status, requirement, _ in statuses]
+_EQUATIONS_NAMED = 2  # "a norm's order (Eq. (3), Eq. (5) and 2 more)"
+
+
+def left_to_convention(reading: Reading, statuses: list[tuple[SettingStatus, Requirement, Evidence]]) -> Gap | None:
+    """One routine item, never asked, for all the paper leaves to convention: the unstated settings
+    nearly every implementation keeps at the library's default (an optimizer's ε, the seeds), and
+    what the method's formulas do not write (formulas.yaml: a norm's order, a softmax's axis)."""
+    settings = [(s, r, e) for s, r, e in statuses if r.conventional and not s.stated and not s.delegated]
+    formulas = _formula_conventions(reading)
+    if not settings and not formulas:
+        return None
+    labels = [requirement.label + ("" if status.component == "training" else f" ({status.component})") for status, requirement, _ in settings]
+    for convention, equations in formulas:
+        named = ", ".join(_equation_name(e) for e in equations[:_EQUATIONS_NAMED])
+        more = f" and {len(equations) - _EQUATIONS_NAMED} more" if len(equations) > _EQUATIONS_NAMED else ""
+        labels.append(f"{convention.label} ({named}{more})")
     listed = ", ".join(labels[:-1]) + (" and " if len(labels) > 1 else "") + labels[-1]
-    evidence = list({e.location.short(): e for _, _, e in statuses}.values())
+    evidence = [e for _, _, e in settings] + [Evidence(quote=eqs[0].latex or eqs[0].text, location=eqs[0].location) for _, eqs in formulas]
     return _gap(
-        id="unstated-defaults:" + ",".join(status.setting for status, _, _ in statuses),
+        id="unstated-defaults:" + ",".join([*(status.setting for status, _, _ in settings), *(c.id for c, _ in formulas)]),
         kind="unstated-defaults",
         category="Missing Configuration Protocol",
         title=f"conventional defaults not stated: {listed}",
-        detail="The paper does not state these; implementations usually keep the library's defaults.",
+        detail="The paper does not state these; implementations usually keep the library's defaults and the usual reading of a formula.",
         blocking=False,
-        evidence=evidence,
+        evidence=list({e.location.short(): e for e in evidence}.values()),
         question=f"Did you keep the usual defaults for {listed}?",
-        conventions=[c for _, requirement, _ in statuses for c in requirement.conventions],
-        grouped_settings=[status.setting for status, _, _ in statuses],
+        conventions=[c for _, requirement, _ in settings for c in requirement.conventions] + [Convention(answer=c.usually) for c, _ in formulas],
+        grouped_settings=[status.setting for status, _, _ in settings],
     )
+
+
+def _formula_conventions(reading: Reading) -> list[tuple[FormulaConvention, list[Equation]]]:
+    """Each kind of formulas.yaml with the method's main-text equations that leave it to convention."""
+    aside = {s.id for s in reading.spec.sections if s.appendix} | framing_sections(reading.spec)
+    method = [e for e in reading.spec.equations if e.section_id not in aside and e.latex]
+    found = []
+    for convention in formula_conventions():
+        leaving = [e for e in method if any(not convention.writes.match(e.latex, m.end()) for m in convention.uses.finditer(e.latex))]
+        if leaving:
+            found.append((convention, leaving))
+    return found
+
+
+def _equation_name(equation: Equation) -> str:
+    return f"Eq. ({equation.number})" if equation.number else f"the equation at {equation.location.short()}"
 
 
 # -- symbols ----------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The readiness vocabularies (requirements.yaml, ambiguities.yaml, steps.yaml, metrics.yaml), loaded once."""
+"""The readiness vocabularies (requirements.yaml, ambiguities.yaml, steps.yaml, metrics.yaml, formulas.yaml), loaded once."""
 
 from __future__ import annotations
 
@@ -65,6 +65,17 @@ class Metrics:
     followed: re.Pattern[str]  # a named setup followed: it says every slot
     near: re.Pattern[str]  # a paragraph about evaluation, which may say a slot without naming the metric
     metrics: tuple[Metric, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FormulaConvention:
+    """What a formula leaves to convention when it does not write it (a norm's order), and the usual reading."""
+
+    id: str
+    label: str
+    uses: re.Pattern[str]
+    writes: re.Pattern[str]
+    usually: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,4 +200,18 @@ def metrics() -> Metrics:
             )
             for entry in raw["metrics"]
         ),
+    )
+
+
+@functools.cache
+def formula_conventions() -> tuple[FormulaConvention, ...]:
+    return tuple(
+        FormulaConvention(
+            id=entry["id"],
+            label=entry["label"],
+            uses=re.compile(entry["uses"]),
+            writes=re.compile(entry["writes"]),
+            usually=entry["usually"],
+        )
+        for entry in _load_yaml("formulas.yaml")
     )
