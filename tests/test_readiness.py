@@ -8,7 +8,8 @@ import pytest
 
 from paperlens.pipeline.ingest import read_paper
 from paperlens.pipeline.readiness import assess
-from paperlens.schemas import Gap, ReadinessReport
+from paperlens.pipeline.repo.plan import plan_repository
+from paperlens.schemas import DecisionsFile, Gap, ReadinessReport
 
 from .conftest import EXAMPLE_PAPER, LATEX_PAPERS, PDF_PAPERS
 
@@ -354,6 +355,9 @@ P = \| p \|
         "the formula's random variables, drawn as the text describes",
     ]
     assert not [g for g in report.gaps if "norm" in g.title or "softmax" in g.title]
+    # A reading is no setting: the repository plan has nothing of it to settle.
+    plan = plan_repository(read_paper(tmp_path / "main.tex", use_cache=False), report, DecisionsFile(), paper_path="paper/main.tex")
+    assert not [item for item in plan.open_items if item.id.startswith("unstated-defaults")]
 
 
 def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):

@@ -316,8 +316,9 @@ def _open_items(readiness: ReadinessReport, settled: set[str], contested: list[O
 
 
 def _open_items_of(gap: Gap) -> list[OpenItem]:
-    """A gap's open items: the conventional defaults asked together are settled one by one."""
-    if gap.grouped_settings:
+    """A gap's open items: the conventional defaults asked together are settled one by one (what a
+    formula leaves to convention is a reading, not a setting to settle)."""
+    if gap.kind == "unstated-defaults" or gap.grouped_settings:
         return [
             OpenItem(id=f"{gap.id}:{setting}", setting=setting, question=gap.question, blocking=gap.blocking, evidence=list(gap.evidence))
             for setting in gap.grouped_settings
