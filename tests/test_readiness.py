@@ -360,30 +360,6 @@ P = \| p \|
     assert not [item for item in plan.open_items if item.id.startswith("unstated-defaults")]
 
 
-def test_a_learned_matrix_without_its_shape_is_asked_once(tmp_path):
-    """W_q and W_k in the method's equations, their shape given nowhere and no model width stated:
-    one routine question naming both; a shape beside either name or in prose, or a stated width, is
-    enough; a matrix of the appendix only is not asked."""
-
-    def shape_gaps(extra: str) -> list[Gap]:
-        body = (
-            "\\section{Method}\nThe queries and keys are\n\\begin{equation}\nq = W_q x, \\quad k = W_k x\n\\end{equation}\n"
-            "with learned $W_q$ and $W_k$." + extra
-        )
-        return [g for g in _paper(tmp_path, body).gaps if g.category == "Missing Model Structure"]
-
-    [gap] = shape_gaps("")
-    assert gap.title == "the shape of W_q, W_k is not given" and not gap.blocking and gap.kind == "unstated-setting"
-    assert gap.evidence[0].quote == "q = W_q x, \\quad k = W_k x"
-    for said in [
-        " Here $W_q \\in \\mathbb{R}^{d \\times d}$ and so is $W_k$.",
-        " We use a hidden size of 512.",
-    ]:
-        assert shape_gaps(said) == [], said
-    appendix = "\\section{Method}\nWe train the model.\n\\appendix\n\\section{Proofs}\n\\begin{equation}\nq = W_q x\n\\end{equation}\n"
-    assert [g for g in _paper(tmp_path, appendix).gaps if g.category == "Missing Model Structure"] == []
-
-
 def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
     cases = {
         "We assign each observation to the nearest class in the feature space.": "distance or similarity",

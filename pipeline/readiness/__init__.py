@@ -17,7 +17,6 @@ from .finders import (
     setting_statuses,
     text_against_equations,
     unexplained_symbols,
-    unshaped_matrices,
     unstated_settings,
 )
 
@@ -48,7 +47,6 @@ def assess(spec: PaperSpec, extra: list[Gap] | None = None, answered: Collection
         *open_steps(reading),
         *metric_protocols(reading),
         *unexplained_symbols(reading),
-        *unshaped_matrices(reading),
         *unstated_settings(reading, statuses),
         *ambiguous_wording(reading),
         *(extra or []),

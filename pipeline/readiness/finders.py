@@ -718,52 +718,6 @@ def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
             )
 
 
-# A learned matrix: W by convention (W, W_q, W^{out}), or a symbol the text calls one.
-_MATRIX_NAME_RE = re.compile(r"^W(?:_|\^|$)")
-_MATRIX_WORDS_RE = re.compile(r"\b(?:weight|projection|learn(?:able|ed)|parameter)\s+matri(?:x|ces)\b", re.I)
-# How papers give a matrix's shape: W ∈ ℝ^{d×d}, "a d × d matrix", "of dimension d".
-_SHAPE_RE = re.compile(r"\\in\s*\\mathbb\s*\{R\}|\\in\s*\\R\b|∈\s*ℝ|\\times|×|\bdimension|\bshape\b", re.I)
-_SHAPE_WINDOW = 60  # characters after the matrix's name in which `∈ ℝ^{...}` gives its shape
-
-
-def unshaped_matrices(reading: Reading) -> Iterator[Gap]:
-    """A learned matrix of the method's equations (W_q, or one the text calls a weight matrix) whose
-    shape the paper never gives: not beside any of its names (`W_q ∈ ℝ^{d×d}`), not in its
-    definition, and no width of the model stated from which it would follow. One question for all."""
-    if any(name in reading.stated for name in ("hidden_size", "embed_dim")):
-        return  # a projection's shape follows from the model's width
-    equations = {e.id: e for e in reading.spec.equations}
-    aside = {s.id for s in reading.spec.sections if s.appendix} | framing_sections(reading.spec)
-    everything = " ".join([*(p.text for p in reading.spec.paragraphs), *(e.latex or e.text for e in reading.spec.equations)])
-    unshaped = []
-    for info in reading.spec.symbols:
-        named = _MATRIX_NAME_RE.match(info.symbol) or (info.definition is not None and _MATRIX_WORDS_RE.search(info.definition.text))
-        main_text = [equations[i] for i in info.equations if i in equations and equations[i].section_id not in aside]
-        if not named or not main_text or not info.latex:
-            continue
-        if info.definition is not None and _SHAPE_RE.search(info.definition.text):
-            continue
-        if any(_SHAPE_RE.search(everything, at.end(), at.end() + _SHAPE_WINDOW) for at in re.finditer(re.escape(info.latex), everything)):
-            continue
-        unshaped.append((info, main_text[0]))
-    if not unshaped:
-        return
-    names = ", ".join(info.symbol for info, _ in unshaped)
-    info, first = unshaped[0]
-    where = f"Eq. ({first.number})" if first.number else f"the equation at {first.location.short()}"
-    yield _gap(
-        id="unshaped-matrix:" + ",".join(info.symbol for info, _ in unshaped),
-        kind="unstated-setting",
-        category="Missing Model Structure",
-        title=f"the shape of {names} is not given",
-        detail="A learned matrix of the method has no stated shape, and the paper states no model width it would follow from.",
-        blocking=False,
-        evidence=[Evidence(quote=first.latex or first.text, location=first.location)],
-        question=f"What are the shapes of {names} ({where}: first used there)?",
-        readings=["square, of the model's width", "projecting to a smaller dimension"],
-    )
-
-
 def _stated_by_its_role(reading: Reading, symbol_latex: str, equations: list) -> bool:
     """Whether a formula makes the symbol a setting the paper states (symbols.yaml `roles`): the ε of
     clip(r; 1 − ε, 1 + ε) beside a table's "PPO Clip Range | 0.1"."""
