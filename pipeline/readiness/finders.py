@@ -278,6 +278,20 @@ class StepContext:
         return next((slot for slot in frame.slots if self.is_open(sentence, frame, slot, acted_on)), None)
 
 
+def step_object(sentence: Sentence, frame: StepFrame, step_words: str) -> str:
+    """What a step acts on ("the two embeddings"): the words after the frame's action in the
+    sentence, else the step's words themselves."""
+    match = frame.action.search(sentence.plain.text)
+    return _step_words(sentence.plain.text, match)[len(match.group()) :] if match else step_words
+
+
+def head_noun(words: str) -> str | None:
+    """The last word of four letters or more, singular ("the two embeddings" → "embedding"):
+    either number of it speaks of the same thing."""
+    nouns = re.findall(r"[A-Za-z]{4,}", words)
+    return nouns[-1].lower().rstrip("s") if nouns else None
+
+
 def step_gap(gap_id: str, frame: StepFrame, slot: StepSlot, evidence: Evidence, step_words: str, source: str = "rules") -> Gap:
     """The question a step's open slot asks, at the step's words. A model's reading alone never blocks."""
     words = " ".join(step_words.split())
@@ -299,10 +313,9 @@ def _restating(reading: Reading, step: Sentence, frame: StepFrame, acted_on: str
     """The method's sentences outside the step's paragraph that speak of the same step again: they
     use the frame's words for it and name what it acts on (`acted_on`, "the two embeddings"): "the
     two embeddings are combined by concatenation", in the implementation details."""
-    nouns = re.findall(r"[A-Za-z]{4,}", acted_on)
-    if not nouns:
+    head = head_noun(acted_on)
+    if head is None:
         return []
-    head = nouns[-1].lower().rstrip("s")  # "embeddings" → "embedding": either number speaks of them
     return [
         other.plain.text
         for other in reading.sentences

@@ -4,21 +4,24 @@ The rules recognise a step by its words ("we combine", "are fused"); a model rec
 however they are written. It is shown the kinds of step and what each must say, the open steps the
 rules found, and the method text, and answers with `StepReadings`: where the paper says what a
 listed step leaves open, and further steps that leave a slot open. Both are untrusted. An answer
-closes a step only with a quote found in the paper beyond the step's own words; a further step is
-kept only when its quote stands in a sentence of the method and, by the rules' own test, none of
-the paper's words around it fill the slot it names.
+closes a step only with a quote of one sentence of the method that names what the step acts on and
+has words that fill the slot (more than the step's own words); a further step is kept only when its
+quote stands in one sentence of the method and, by the rules' own test, none of the paper's words
+around it fill the slot it names.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 
 from ...schemas import Evidence, Gap, Location, PaperSpec, StepReadings
 from ...schemas.llm import MAX_GAP_CANDIDATES
+from ..extract.sentences import Sentence
 from ..ingest.positions import span_location
 from ..llm import LLMClient
-from .finders import Reading, StepContext, step_gap
+from .finders import Reading, StepContext, head_noun, step_gap, step_object
 from .knowledge import StepFrame, step_frames
 from .llm_gaps import LocatedText, method_paragraphs, render_paragraphs
 
@@ -46,40 +49,34 @@ class StepsRead:
 def read_steps(spec: PaperSpec, known: list[Gap], client: LLMClient) -> StepsRead:
     """The model's reading of the method's steps, kept where the paper's text bears it out.
 
-    Raises LLMError (LLMUnavailable, LLMNotConfigured) when the model gives no usable answer:
-    callers report it and keep the rules' gaps.
+    Raises LLMError (LLMUnavailable, LLMRefused) when the model gives no usable answer: callers
+    report it and keep the rules' gaps.
     """
     reading = Reading.of(spec)
-    listed = [gap for gap in known if gap.kind == "open-step" and gap.source == "rules"][:MAX_GAP_CANDIDATES]
+    listed = [gap for gap in known if gap.id.startswith("open-step:")][:MAX_GAP_CANDIDATES]  # the frames' steps
     paragraphs = method_paragraphs(spec)
     answer = client.structured(_messages(spec, paragraphs, listed), StepReadings, purpose=PURPOSE)
     located = LocatedText(paragraphs)
+    frames = {frame.id: frame for frame in step_frames()}
     read = StepsRead()
     for item in answer.answered:
-        if item.step > len(listed) or (step := listed[item.step - 1]).id in read.answered:
-            continue
-        evidence = located.find(item.quote)
-        if evidence is not None and " ".join(evidence.quote.split()) not in step.title:  # more than the step's own words
-            read.answered[step.id] = evidence
-    frames = {frame.id: frame for frame in step_frames()}
+        if 1 <= item.step <= len(listed) and (step := listed[item.step - 1]).id not in read.answered:
+            evidence = _answer(reading, located, step, frames, item.quote)
+            if evidence is not None:
+                read.answered[step.id] = evidence
     steps = StepContext.of(reading)
     asked = [gap.evidence[0].location for gap in known if gap.kind == "open-step"]
     for item in answer.steps:
         frame = frames.get(item.kind.strip().lower())
         slot = next((s for s in frame.slots if s.id == item.open.strip().lower()), None) if frame else None
-        found = located.span(item.quote)
+        found = _in_one_method_sentence(reading, located, item.quote)
         if frame is None or slot is None or found is None:
             continue
-        paragraph, start, end = found
-        sentence = next((s for s in reading.sentences if s.paragraph is paragraph and s.start <= start < s.end), None)
-        if sentence is None or end > sentence.end or not steps.may_be_a_step(sentence):
-            continue  # not the method's words (the framing, a caption), or more than one sentence
-        if any(_within(where, sentence.location()) for where in asked):
-            continue  # one question per sentence
-        quote = paragraph.text[start:end]
-        if not steps.is_open(sentence, frame, slot, quote):
+        sentence, quote, evidence = found
+        if not steps.may_be_a_step(sentence) or any(_within(where, sentence.location()) for where in asked):
+            continue  # a caption or a result; or one question per sentence
+        if not steps.is_open(sentence, frame, slot, step_object(sentence, frame, quote)):
             continue  # the paper's own words say it
-        evidence = Evidence(quote=quote, location=span_location(paragraph, start, end))
         read.gaps.append(step_gap(f"llm-step:{frame.id}:{slot.id}:{len(read.gaps) + 1}", frame, slot, evidence, quote, source="llm"))
         asked.append(evidence.location)
     log.info(
@@ -89,12 +86,51 @@ def read_steps(spec: PaperSpec, known: list[Gap], client: LLMClient) -> StepsRea
     return read
 
 
+def _answer(reading: Reading, located: LocatedText, step: Gap, frames: dict[str, StepFrame], quote: str) -> Evidence | None:
+    """Where the paper says what a rules' open step leaves open, if the model's quote shows it: a
+    span of one sentence of the method that names what the step acts on and has words that fill
+    the slot ("the image and caption embeddings are concatenated"), not the step's own words."""
+    _, frame_id, slot_id, _ = step.id.split(":")
+    frame = frames.get(frame_id)
+    slot = next((s for s in frame.slots if s.id == slot_id), None) if frame else None
+    found = _in_one_method_sentence(reading, located, quote)
+    step_sentence = next((s for s in reading.sentences if _within(step.evidence[0].location, s.location())), None)
+    if slot is None or found is None or step_sentence is None:
+        return None
+    sentence, quote, evidence = found
+    head = head_noun(step_object(step_sentence, frame, step.evidence[0].quote))
+    if head is None or not re.search(rf"\b{re.escape(head)}", sentence.plain.text, re.I):
+        return None  # about something else
+    if not slot.filled.search(quote) or " ".join(quote.split()) in step.title:
+        return None  # says nothing of the slot, or only repeats the step
+    return evidence
+
+
+def _in_one_method_sentence(reading: Reading, located: LocatedText, quote: str) -> tuple[Sentence, str, Evidence] | None:
+    """The sentence of the method (not its framing) holding the quote whole, the quote as the
+    paper writes it, and its evidence."""
+    found = located.span(quote)
+    if found is None:
+        return None
+    paragraph, start, end = found
+    sentence = next((s for s in reading.sentences if s.paragraph is paragraph and s.start <= start < s.end), None)
+    if sentence is None or end > sentence.end:
+        return None
+    text = paragraph.text[start:end]
+    return sentence, text, Evidence(quote=text, location=span_location(paragraph, start, end))
+
+
 def _within(inner: Location, outer: Location) -> bool:
-    """Whether `inner` lies in `outer` (same file; by line and column, or for a PDF by page)."""
+    """Whether `inner` lies in `outer` (same file; by line and column, or for a PDF by page and box)."""
     if inner.file != outer.file:
         return False
     if inner.page is not None or outer.page is not None:
-        return inner.page == outer.page
+        if inner.page != outer.page:
+            return False
+        if inner.bbox is None or outer.bbox is None:
+            return True
+        (x0, y0, x1, y1), (left, top, right, bottom) = inner.bbox, outer.bbox
+        return left <= x0 and top <= y0 and x1 <= right and y1 <= bottom
     if inner.line is None or outer.line is None:
         return False
     start, end = (inner.line, inner.column or 0), (inner.end_line or inner.line, inner.end_column or 0)
