@@ -359,11 +359,18 @@ At inference time, we use a CFG schedule following [mar].
 
 We train the tokenizer of the images following [vq].
 
+We train the diffusion model following [ddpm].
+
 \section{Hyperparameters}
 \begin{table}[h]\caption{Settings}
 \begin{tabular}{ll}
 Agent Replay Buffer Capacity & 10000 \\
 Opponent Pool Refresh & every epoch \\
+\end{tabular}\end{table}
+
+\begin{table}[h]\caption{Results on CIFAR-10}
+\begin{tabular}{ll}
+Diffusion model & 3.2 \\
 \end{tabular}\end{table}
 
 \section{Inference details}
@@ -378,6 +385,7 @@ The tokenizer of [vq] is a convolutional autoencoder.
         '"schedule similar to": similar in what, different in what?',
         '"following [pool]": which details carry over?',
         '"following [vq]": which details carry over?',
+        '"following [ddpm]": which details carry over?',  # a results row gives no setting
     ]
 
 

@@ -264,6 +264,8 @@ def test_a_reported_metric_without_its_protocol_is_asked_once_at_its_first_sente
     standard = fid_only + "FID is computed according to standard practice.\n"
     assert [g.kind for g in protocol_gaps(standard)] == []
     assert any(g.title == '"standard practice": which one?' for g in _paper(tmp_path, standard).gaps)
+    # A paper without sections (a PDF whose headings were not found) says it in its one paragraph.
+    assert protocol_gaps("We report FID computed on 50K samples against the training set statistics.\n") == []
     importance = "\\section{Method}\nWe use importance sampling (IS) to merge the two terms.\n"
     assert protocol_gaps(importance) == []
     inception = "\\section{Experiments}\nWe report the Inception Score of the generated images.\n"
@@ -358,6 +360,28 @@ P = \| p \|
     # A reading is no setting: the repository plan has nothing of it to settle.
     plan = plan_repository(read_paper(tmp_path / "main.tex", use_cache=False), report, DecisionsFile(), paper_path="paper/main.tex")
     assert not [item for item in plan.open_items if item.id.startswith("unstated-defaults")]
+
+
+@pytest.mark.parametrize(
+    ("formula", "left"),
+    [
+        ("D_{KL}(q \\| p) + D_{KL}(p \\| r)", None),  # two divergences' bars, no norm
+        ("\\|x\\|^2_2", None),
+        ("\\|x - y\\|^2", "norm-order"),
+        ("\\underset{x\\sim p}{\\mathbb{E}}[f(x)]", None),
+        ("\\mathop{\\mathbb{E}}_{x}[f(x)]", None),
+        ("\\mathbb{E}[f(x)]", "expectation"),
+        ("\\sum^{N}_{i=1} x_i", None),
+        ("\\sum\\nolimits_{i} x_i", None),
+        ("\\sum x", "sum-range"),
+        ("\\mathrm{softmax}_j(s_{ij})", None),
+        ("-\\log \\mathrm{softmax}(z)_c", None),  # the class a cross-entropy reads
+    ],
+)
+def test_a_formula_that_writes_what_an_operator_leaves_open_is_not_listed(tmp_path, formula, left):
+    body = f"\\section{{Method}}\nThe loss is\n\\begin{{equation}}\nL = {formula}\n\\end{{equation}}\n"
+    conventional = _paper(tmp_path, body).conventional
+    assert (conventional.id.removeprefix("unstated-defaults:") if conventional else None) == left
 
 
 def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):

@@ -133,9 +133,9 @@ class PhraseSet(Generic[T]):
         while (match := regex.search(lowered, position, last)) is not None:
             if (value := self.get(piece[match.start() : match.end()])) is not None:
                 yield PhraseMatch(match.start() + offset, match.end() + offset, value)
-                position = match.end()
-            else:  # matched in another case ("PPO clip range" in "ppo Clip Range"): a phrase may start inside it
-                position = match.start() + 1
+                position = max(match.end(), match.start() + 1)
+            else:  # matched in another case ("PPO clip range" in "ppo Clip Range"): a phrase may start
+                position = match.start() + 1  # inside it (a shorter one at the same start is not tried)
 
     def get(self, text: str) -> T | None:
         for key in (matching_key(text), matching_key(text.replace("-", " "))):

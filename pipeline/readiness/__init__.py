@@ -30,7 +30,6 @@ KIND_ORDER = {
     "unstated-value": 4,
     "unstated-setting": 5,
     "ambiguous-wording": 6,
-    "unstated-defaults": 7,
 }
 NOT_READY_AT = 5  # blocking gaps from which a paper is "not ready" rather than "needs answers"
 

@@ -105,8 +105,9 @@ def _details_given(reading: Reading, sentence: Sentence, wording: str) -> bool:
     """Whether the paper gives what a comparison or a practice or reference followed leaves open: the
     sentence points to a section, equation, table or appendix of the paper, or introduces what
     follows (a formula or a list, after a colon); or the sentence names the protocol's values
-    ("following the common practice, we experiment on ImageNet at 256×256") or its paragraph
-    states the settings one by one ("We follow [RCG]. Specifically, ...")."""
+    ("following the common practice, we experiment on ImageNet at 256×256"); or, for a reference
+    followed, its paragraph states the settings one by one ("We follow [RCG]. Specifically, ..."),
+    the paper comes back to what it takes from the same work, or a settings table gives it."""
     if wording not in ("follow-reference", "standard-setting", "similar-to"):
         return False  # "normalize the features (Eq. 2)": the formula fixes the form, not what it applies to
     plain = sentence.plain.text
@@ -115,11 +116,11 @@ def _details_given(reading: Reading, sentence: Sentence, wording: str) -> bool:
     stated = [h for h in reading.spec.hyperparameters if h.source == "text"]
     if any(h.text == sentence.text and h.normalized_name in _PROTOCOL_SETTINGS for h in stated):
         return True
-    if wording == "follow-reference" and (
-        sum(1 for h in stated if h.text in sentence.paragraph.text) >= _DETAILS_LISTED or _followed_again(reading, sentence)
-    ):
-        return True
-    return _set_out_in_a_table(reading, plain)
+    return wording == "follow-reference" and (
+        sum(1 for h in stated if h.text in sentence.paragraph.text) >= _DETAILS_LISTED
+        or _followed_again(reading, sentence)
+        or _set_out_in_a_table(reading, plain)
+    )
 
 
 _WORD_RE = re.compile(r"[A-Za-z][\w-]*")
@@ -145,29 +146,38 @@ def _followed_again(reading: Reading, sentence: Sentence) -> bool:
     reference: a sentence citing one of its works that names the same thing ("we use a CFG schedule
     following [mar,muse]" and, in the appendix, "the same linear classifier-free guidance schedule as
     MAR [mar] and MUSE [muse]. The schedule tunes down ...")."""
-    cited = {key.strip() for group in re.findall(r"\[([^\]]+)\]", sentence.plain.text) for key in group.split(",")}
+    cited = _cited(sentence.plain.text)
     terms = _terms(sentence.plain.text)
     if not cited or not terms:
         return False
     return any(
-        other.paragraph is not sentence.paragraph
-        and any(key.strip() in cited for group in re.findall(r"\[([^\]]+)\]", other.plain.text) for key in group.split(","))
-        and terms & _terms(other.plain.text)
+        other.paragraph is not sentence.paragraph and cited & _cited(other.plain.text) and terms & _terms(other.plain.text)
         for other in reading.sentences
     )
 
 
+def _cited(plain: str) -> set[str]:
+    """The citation keys of a sentence's `[key1,key2]`."""
+    return {key.strip() for group in re.findall(r"\[([^\]]+)\]", plain) for key in group.split(",")}
+
+
+_SETTINGS_TABLE_RE = re.compile(r"hyper-?parameter|setting|configuration|training\s+details|implementation\s+details", re.I)
+
+
 def _set_out_in_a_table(reading: Reading, plain: str) -> bool:
-    """Whether a table of the paper gives values for what the sentence names ("we also use a replay
-    buffer of agents, following [loqa]" beside a row "Agent Replay Buffer Capacity | 10000"): one of
-    its terms in a row that holds a number."""
+    """Whether a table of settings gives values for what the sentence names ("we also use a replay
+    buffer of agents, following [loqa]" beside "IPD Hyperparameters: Agent Replay Buffer Capacity |
+    10000"): one of its terms in a row's first cell, a number in another. A results table's row
+    ("Diffusion model | 3.2") gives no setting."""
     terms = _terms(plain)
     if not terms:
         return False
     for table in reading.spec.tables:
-        for row in table.rows:
-            text = " ".join(" ".join(row).lower().split())
-            if re.search(r"\d", text) and any(term in text for term in terms):
+        if not _SETTINGS_TABLE_RE.search(" ".join([table.caption, *(table.rows[0] if table.rows else [])])):
+            continue
+        for label, *cells in (row for row in table.rows if row):
+            label = " ".join(label.lower().split())
+            if any(term in label for term in terms) and any(re.search(r"\d", cell) for cell in cells):
                 return True
     return False
 
@@ -364,24 +374,24 @@ def metric_protocols(reading: Reading) -> Iterator[Gap]:
     knowledge = metrics()
     standard = next(w for w in ambiguous_wordings() if w.id == "standard-setting").pattern
     asked: set[int] = set()  # one question per sentence: "FID, IS and CLIP-IQA" ask one protocol
+    # What the abstract or the introduction says near a metric ("models reproduce training data")
+    # is no protocol.
     framing = {id(s.paragraph) for s in reading.framing_sentences}
+    framing |= {id(p) for p in reading.spec.paragraphs if p.section_id is None and reading.spec.sections}
     for metric in knowledge.metrics:
         first = next((s for s in reading.sentences if s.paragraph.kind == "text" and metric.names.search(s.plain.text)), None)
         if first is None or id(first) in asked:
             continue
-        naming = [p for p in reading.spec.paragraphs if metric.names.search(p.text)]
-        if any(standard.search(p.text) for p in naming):
+        naming = [p for p in reading.spec.paragraphs if id(p) not in framing and metric.names.search(p.text)]
+        if any(standard.search(s.plain.text) and metric.names.search(s.plain.text) for s in reading.sentences):
             continue
         # Near it: where the method or the experiments speak of it, or of evaluation in a section
-        # naming it (another experiment's evaluation is not this metric's; what the abstract or the
-        # introduction says near it, "models reproduce training data", is no protocol).
-        sections = {p.section_id for p in naming}
-        near = [
+        # naming it (another experiment's evaluation is not this metric's).
+        sections = {top_section(reading.spec, p.section_id) for p in naming} - {None}
+        near = [p.text for p in naming] + [
             p.text
             for p in reading.spec.paragraphs
-            if p.section_id is not None
-            and id(p) not in framing
-            and (p in naming or (p.section_id in sections and knowledge.near.search(p.text)))
+            if id(p) not in framing and top_section(reading.spec, p.section_id) in sections and knowledge.near.search(p.text)
         ]
         if any(knowledge.followed.search(text) for text in near):
             continue  # "for evaluation, we follow the ADM setup [adm]"
@@ -645,10 +655,24 @@ def _formula_conventions(reading: Reading) -> list[tuple[FormulaConvention, list
     method = [e for e in reading.spec.equations if e.section_id not in aside and e.latex]
     found = []
     for convention in formula_conventions():
-        leaving = [e for e in method if any(not convention.writes.match(e.latex, m.end()) for m in convention.uses.finditer(e.latex))]
+        leaving = [
+            e
+            for e in method
+            if any(_balanced(m.group()) and not convention.writes.match(e.latex, m.end()) for m in convention.uses.finditer(e.latex))
+        ]
         if leaving:
             found.append((convention, leaving))
     return found
+
+
+def _balanced(latex: str) -> bool:
+    """Whether every bracket the span opens it also closes: `\\|x - y\\|` is one norm, `(q \\| p) + D(p \\|` is not."""
+    depth = 0
+    for char in latex:
+        depth += 1 if char in "({[" else -1 if char in ")}]" else 0
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _equation_name(equation: Equation) -> str:
@@ -699,7 +723,7 @@ def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
         if info.latex and _stated_by_its_role(reading, info.latex, used_in):
             continue
         first = main_text[0]
-        where = f"Eq. ({first.number})" if first.number else f"the equation at {first.location.short()}"
+        where = _equation_name(first)
         equation_evidence = Evidence(quote=first.latex or first.text, location=first.location)
         if info.definition is None:
             # Silence unless the prose never names it: a mention the definition finder could not
@@ -842,7 +866,7 @@ def text_against_equations(reading: Reading) -> Iterator[Gap]:
         equation = following[0]
         if not _weights_nothing(equation.latex or ""):
             continue
-        where = f"Eq. ({equation.number})" if equation.number else f"the equation at {equation.location.short()}"
+        where = _equation_name(equation)
         yield _gap(
             id=f"text-vs-equation:{equation.id}",
             kind="conflicting-values",
