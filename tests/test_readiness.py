@@ -273,8 +273,8 @@ def test_a_reported_metric_without_its_protocol_is_asked_once_at_its_first_sente
 
 
 def test_a_symbol_a_formula_makes_a_stated_setting_is_defined(tmp_path):
-    """ε in clip(r; 1 − ε, 1 + ε) is the clip range: a table stating "PPO Clip Range" states it,
-    though no sentence names ε; without that row ε is asked."""
+    """ε in clip(r; 1 − ε, 1 + ε) is the clip range: a table stating "PPO Clip Range" gives its
+    value, though no sentence names ε; without that row ε is asked."""
     body = r"""
 \section{Method}
 We optimise the clipped objective
@@ -292,6 +292,8 @@ Batch Size & 2048 \\
 """
     report = _paper(tmp_path, body)
     assert not [g for g in report.gaps if g.kind == "undefined-symbol"]
+    [epsilon] = [info for info in read_paper(tmp_path / "main.tex", use_cache=False).symbols if info.symbol == "ε"]
+    assert (epsilon.value_given, epsilon.value) == (True, 0.2)  # the value a scaffold or a check reads for it
     without = body.replace("PPO Clip Range & 0.2 \\\\\n", "")
     assert [g.id for g in _paper(tmp_path, without).gaps if g.kind == "undefined-symbol"] == ["undefined-symbol:ε"]
 

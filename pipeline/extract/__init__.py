@@ -7,13 +7,14 @@ the vocabularies it matches against live in pipeline/knowledge/*.yaml.
 from __future__ import annotations
 
 import math
+import re
 
-from ...schemas import Component, Hyperparameter, PaperSpec
+from ...schemas import Component, Equation, Hyperparameter, PaperSpec
 from .components import Mention, find_mentions
 from .hyperparameters import from_equation, from_sentence, symbolic_counts
-from .knowledge import symbol_key
+from .knowledge import symbol_key, symbol_vocabulary
 from .sentences import Sentence, sentences_of
-from .symbols import build_symbols, symbols_of_equation
+from .symbols import FoundSymbol, build_symbols, symbols_of_equation
 from .tables import from_table
 from .values import ParsedValue, parse_value
 
@@ -57,6 +58,7 @@ def enrich(spec: PaperSpec) -> PaperSpec:
             hyperparameters.append(hyperparameter)
             stated_values.setdefault(symbol_key(symbol), hyperparameter.value)
 
+    _stated_through_roles(spec.equations, symbols_by_equation, hyperparameters, stated_values)
     for hyperparameter, symbol in through_symbols:
         value = stated_values.get(symbol_key(symbol))
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -71,6 +73,27 @@ def enrich(spec: PaperSpec) -> PaperSpec:
             "symbols": symbols,
         }
     )
+
+
+def _stated_through_roles(
+    equations: list[Equation],
+    symbols_by_equation: list[tuple[FoundSymbol, ...]],
+    hyperparameters: list[Hyperparameter],
+    stated_values: dict[str, float | str],
+) -> None:
+    """A symbol a formula makes a setting (symbols.yaml `roles`: the ε of clip(r; 1 − ε, 1 + ε) is
+    the PPO clip range) has the value the paper states for that setting, though no sentence names
+    the symbol ("PPO Clip Range | 0.1")."""
+    first = {}
+    for hyperparameter in hyperparameters:
+        first.setdefault(hyperparameter.normalized_name, hyperparameter.value)
+    for setting, pattern in symbol_vocabulary().roles:
+        if setting not in first:
+            continue
+        for equation, found in zip(equations, symbols_by_equation, strict=True):
+            for symbol in found:
+                if equation.latex and re.search(pattern.replace("{symbol}", re.escape(symbol.latex)), equation.latex):
+                    stated_values.setdefault(symbol_key(symbol.symbol), first[setting])
 
 
 def _with_restated_units(hyperparameters: list[Hyperparameter]) -> list[Hyperparameter]:

@@ -17,7 +17,7 @@ from ...schemas import TYPE_OF_CATEGORY, Convention, Equation, Evidence, Gap, Hy
 from ..extract.components import find_mentions
 from ..algebra import Unreadable, sympy_algebra
 from ..extract.formula import read_formula
-from ..extract.knowledge import hyperparameter_vocabulary, symbol_vocabulary
+from ..extract.knowledge import hyperparameter_vocabulary
 from ..extract.parts import framing_sections, top_section
 from ..extract.sentences import Sentence, sentences_of
 from ..extract.values import VALUE_RE, evaluate
@@ -720,8 +720,6 @@ def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
             continue  # notation local to an appendix proof, or to the background
         if info.latex and any(_defines(e.latex or "", info.latex) for e in used_in):
             continue
-        if info.latex and _stated_by_its_role(reading, info.latex, used_in):
-            continue
         first = main_text[0]
         where = _equation_name(first)
         equation_evidence = Evidence(quote=first.latex or first.text, location=first.location)
@@ -753,17 +751,6 @@ def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
                 evidence=[Evidence(quote=info.definition.text, location=info.definition.location), equation_evidence],
                 question=f"Which value of {info.symbol} did you use ({where})?",
             )
-
-
-def _stated_by_its_role(reading: Reading, symbol_latex: str, equations: list) -> bool:
-    """Whether a formula makes the symbol a setting the paper states (symbols.yaml `roles`): the ε of
-    clip(r; 1 − ε, 1 + ε) beside a table's "PPO Clip Range | 0.1"."""
-    for setting, pattern in symbol_vocabulary().roles:
-        if setting in reading.stated:
-            role = re.compile(pattern.replace("{symbol}", re.escape(symbol_latex)))
-            if any(role.search(e.latex or "") for e in equations):
-                return True
-    return False
 
 
 # -- inconsistencies --------------------------------------------------------------------------------
