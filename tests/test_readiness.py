@@ -386,6 +386,29 @@ def test_a_formula_that_writes_what_an_operator_leaves_open_is_not_listed(tmp_pa
     assert (conventional.id.removeprefix("unstated-defaults:") if conventional else None) == left
 
 
+def test_an_objective_summing_losses_without_weights_asks_for_the_weights(tmp_path):
+    """"L_REG = L_KL + L_MSE + L_LPIPS + L_GAN" in a sentence or a display equation: one routine
+    question at the formula, the terms in the paper's order; weights in the formula or in a sentence,
+    or only two losses, ask nothing."""
+
+    def objective_gaps(body: str) -> list[Gap]:
+        return [g for g in _paper(tmp_path, "\\section{Method}\n" + body).gaps if g.id.startswith("unweighted-objective")]
+
+    inline = "The regularization loss is $\\mathcal{L}_\\mathrm{REG} = \\mathcal{L}_\\mathrm{KL} + \\mathcal{L}_\\mathrm{MSE} + \\mathcal{L}_\\mathrm{GAN}$.\n"
+    [gap] = objective_gaps(inline)
+    assert (gap.title, gap.blocking) == ("L_REG sums 3 losses without weights", False)
+    assert "L_REG = L_KL + L_MSE + L_GAN" in gap.question
+    assert gap.evidence[0].location.line == 2 and gap.evidence[0].location.column == 28  # at the formula
+    display = "The loss is\n\\begin{equation}\n\\mathcal{L} = \\mathcal{L}_{a} + \\mathcal{L}_{b} + \\mathcal{L}_{c}\n\\end{equation}\n"
+    assert [g.title for g in objective_gaps(display)] == ["L sums 3 losses without weights"]
+    for said in [
+        inline + "We set the KL weight to $10^{-6}$.\n",
+        "The loss is $\\mathcal{L} = \\mathcal{L}_{a} + \\lambda \\mathcal{L}_{b} + \\mathcal{L}_{c}$.\n",
+        "The loss is $\\mathcal{L} = \\mathcal{L}_{a} + \\mathcal{L}_{b}$.\n",
+    ]:
+        assert objective_gaps(said) == [], said
+
+
 def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
     cases = {
         "We assign each observation to the nearest class in the feature space.": "distance or similarity",

@@ -18,6 +18,7 @@ from .finders import (
     text_against_equations,
     unexplained_symbols,
     unstated_settings,
+    unweighted_objectives,
 )
 
 # Within blocking and within routine gaps: contradictions first, then the method's steps and what its
@@ -46,6 +47,7 @@ def assess(spec: PaperSpec, extra: list[Gap] | None = None, answered: Collection
         *open_steps(reading),
         *metric_protocols(reading),
         *unexplained_symbols(reading),
+        *unweighted_objectives(reading),
         *unstated_settings(reading, statuses),
         *ambiguous_wording(reading),
         *(extra or []),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ...schemas import TYPE_OF_CATEGORY, Convention, Equation, Evidence, Gap, Hyperparameter, PaperSpec, SettingStatus
 from ..extract.components import find_mentions
 from ..algebra import Unreadable, sympy_algebra
-from ..extract.formula import read_formula
+from ..extract.formula import defined_name, read_formula
 from ..extract.knowledge import hyperparameter_vocabulary
 from ..extract.parts import framing_sections, top_section
 from ..extract.sentences import Sentence, sentences_of
@@ -886,6 +886,76 @@ def _weights_nothing(latex: str) -> bool:
         split = [term.as_coeff_Mul() for term in rest.args]
         return len({number for number, _ in split}) == 1 and all(bare(term) for _, term in split)
     return isinstance(rest, sympy.core.function.AppliedUndef) and bare(rest)
+
+
+# A loss's name: \\mathcal{L}_{...}, L_{...}, \\ell_{...}; three of them summed is an objective made of parts.
+_LOSS_TERM_RE = re.compile(r"\\mathcal\s*\{L\}|(?<![A-Za-z\\])L_|\\ell_")
+_OBJECTIVE_PARTS = 3  # `L = L_a + L_b` is often meant as written; four losses of different kinds rarely are
+
+
+def unweighted_objectives(reading: Reading) -> Iterator[Gap]:
+    """An objective written as a plain sum of three or more losses (`L_REG = L_KL + L_MSE + L_LPIPS +
+    L_GAN`), in a display equation of the method or in a sentence's math, whose terms no sentence
+    weights: the weights an implementation needs, or a confirmation that there are none."""
+    aside = framing_sections(reading.spec)
+    formulas: list[tuple[str, Evidence]] = [
+        (e.latex, Evidence(quote=e.latex, location=e.location)) for e in reading.spec.equations if e.latex and e.section_id not in aside
+    ]
+    for sentence in reading.sentences:
+        for start, end in sentence.plain.math:
+            source = sentence.source(start, end).strip("$")
+            formulas.append((source, Evidence(quote=" ".join(sentence.text.split()), location=sentence.location(start, end))))
+    seen: set[str] = set()
+    for latex, evidence in formulas:
+        if len(_LOSS_TERM_RE.findall(latex)) < _OBJECTIVE_PARTS + 1 or latex.count("+") < _OBJECTIVE_PARTS - 1:
+            continue  # cheap: SymPy only for what may be such a sum
+        terms = _unweighted_losses(latex)
+        if len(terms) < _OBJECTIVE_PARTS or latex in seen or _weighted_elsewhere(reading, terms):
+            continue
+        seen.add(latex)
+        defined = defined_name(latex) or "the objective"
+        shown = " + ".join(terms)
+        yield _gap(
+            id=f"unweighted-objective:{defined}",
+            kind="unstated-value",
+            category="Missing Configuration Protocol",
+            title=f"{defined} sums {len(terms)} losses without weights",
+            detail="Losses of different kinds are rarely added with equal weights; the paper gives none.",
+            blocking=False,
+            evidence=[evidence],
+            question=f"The paper defines {defined} = {shown}. Are the terms weighted, and with which weights?",
+            readings=["equal weights, as written", "weighted, with weights the paper does not give"],
+        )
+
+
+def _unweighted_losses(latex: str) -> list[str]:
+    """The loss terms of a formula that is a plain sum of them (each a loss's name, with no factor),
+    else none."""
+    try:
+        expression = read_formula(latex, sympy_algebra()).expression
+    except Unreadable:
+        return []
+    sympy = sympy_algebra().sympy
+    if not expression.is_Add:
+        return []
+    names = []
+    for term in expression.args:
+        name = str(term.func) if isinstance(term, sympy.core.function.AppliedUndef) else str(term) if term.is_Symbol else ""
+        if not re.match(r"(?:L|ell)(?:_|$)", name):
+            return []
+        names.append(name)
+    return sorted(names, key=lambda name: latex.find(name.partition("_")[2] or name))  # as the paper writes them
+
+
+def _weighted_elsewhere(reading: Reading, terms: list[str]) -> bool:
+    """Whether a sentence of the method speaks of a weight of one of the terms ("a KL weight of 1e-6")."""
+    for term in terms:
+        part = re.escape(term.partition("_")[2])
+        if part and any(
+            re.search(rf"\b{part}\b[^.;]{{0,40}}\bweight|\bweight[^.;]{{0,40}}\b{part}\b", s.plain.text, re.I) for s in reading.sentences
+        ):
+            return True
+    return False
 
 
 def dangling_references(reading: Reading) -> Iterator[Gap]:
