@@ -220,8 +220,14 @@ We encode the image and the caption separately. We then combine the two embeddin
     assert [g.title for g in _assess_text(tmp_path, other).gaps if g.kind == "open-step"] == [gap.title]
     assert gap.title.startswith('"We then combine the two embeddings"') and "How exactly" in gap.question
     assert gap.evidence[0].location.line == 3  # 0-based: the sentence's line
+    # A formula of another sentence of the paragraph says nothing of this step.
+    unrelated = "We then combine the two embeddings. Each input is perturbed as $x + \\epsilon$ beforehand.\n"
+    assert [g.title for g in _assess_text(tmp_path, "\\section{Method}\n" + unrelated).gaps if g.kind == "open-step"] == [
+        '"We then combine the two embeddings": how they are combined is not said'
+    ]
     for said in [
         "We then combine the two embeddings by concatenation and feed them to the decoder.",
+        "We aggregate the two embeddings using the scores, which can be formulated as:\n\\begin{equation}\ns = a e\n\\end{equation}",
         "We then combine the two embeddings and feed them to the decoder. The combination is an element-wise sum.",
         "We then combine the two embeddings as in Eq. (3) and feed them to the decoder.",
         "We then combine the two embeddings:\n\\begin{equation}\nz = e_i + e_c\n\\end{equation}",

@@ -251,21 +251,20 @@ def open_steps(reading: Reading) -> Iterator[Gap]:
 
 @dataclass(slots=True)
 class StepContext:
-    """What closes a step's slot: the words of its paragraph and the paragraph's display equations,
-    and the method's sentences elsewhere that speak of the same step again."""
+    """What closes a step's slot: the sentences of its paragraph that speak of it, the paragraph's
+    display equations, and the method's sentences elsewhere that speak of the same step again."""
 
     reading: Reading
-    paragraph_text: dict[int, str]  # by id(paragraph): its method sentences' plain text
+    paragraph_sentences: dict[int, list[Sentence]]  # by id(paragraph): its method sentences
     equations: dict[int, str]  # by id(paragraph): its display equations' LaTeX
 
     @classmethod
     def of(cls, reading: Reading) -> StepContext:
-        paragraph_text: dict[int, str] = {}
+        paragraph_sentences: dict[int, list[Sentence]] = {}
         for sentence in reading.sentences:
-            key = id(sentence.paragraph)
-            paragraph_text[key] = paragraph_text.get(key, "") + " " + sentence.plain.text
+            paragraph_sentences.setdefault(id(sentence.paragraph), []).append(sentence)
         equations = {key: " ".join(e.latex or e.text for e in found) for key, found in _paragraph_equations(reading.spec).items()}
-        return cls(reading, paragraph_text, equations)
+        return cls(reading, paragraph_sentences, equations)
 
     def may_be_a_step(self, sentence: Sentence) -> bool:
         """Not a sentence that points to the paper's own place for its details, or reports a result."""
@@ -279,7 +278,20 @@ class StepContext:
         )
 
     def is_open(self, sentence: Sentence, frame: StepFrame, slot: StepSlot, acted_on: str) -> bool:
-        context = self.paragraph_text.get(id(sentence.paragraph), sentence.plain.text) + " " + self.equations.get(id(sentence.paragraph), "")
+        """Open unless the step's sentence, a sentence of its paragraph that speaks of the step (its
+        words for it, or what it acts on), the paragraph's equations or a restating sentence
+        elsewhere says it: a `+` in another sentence's formula says nothing of this step. A step
+        that introduces a formula (its sentence ends with a colon) is said by it."""
+        equations = self.equations.get(id(sentence.paragraph), "")
+        if equations and sentence.plain.text.rstrip().endswith(":"):
+            return False  # "we aggregate them using the scores, which can be formulated as:" the formula says how
+        head = head_noun(acted_on)
+        about = [
+            other.plain.text
+            for other in self.paragraph_sentences.get(id(sentence.paragraph), [sentence])
+            if other is sentence or frame.restated.search(other.plain.text) or (head and re.search(rf"\b{re.escape(head)}", other.plain.text, re.I))
+        ]
+        context = " ".join([*about, equations])
         return not slot.filled.search(context) and not any(slot.filled.search(s) for s in _restating(self.reading, sentence, frame, acted_on))
 
     def open_slot(self, sentence: Sentence, frame: StepFrame, acted_on: str) -> StepSlot | None:
