@@ -405,6 +405,10 @@ def test_an_objective_summing_losses_without_weights_asks_for_the_weights(tmp_pa
     assert (gap.title, gap.blocking) == ("L_REG sums 3 losses without weights", False)
     assert "L_REG = L_KL + L_MSE + L_GAN" in gap.question
     assert gap.evidence[0].location.line == 2 and gap.evidence[0].location.column == 28  # at the formula
+    # Another sentence of the same line keeps its own question ("a small constant": which?).
+    same_line = inline.rstrip("\n") + " We add a small constant to the denominator for numerical stability.\n"
+    gaps = _paper(tmp_path, "\\section{Method}\n" + same_line).gaps
+    assert {g.kind for g in gaps} >= {"unstated-value", "ambiguous-wording"}, [g.title for g in gaps]
     display = "The loss is\n\\begin{equation}\n\\mathcal{L} = \\mathcal{L}_{a} + \\mathcal{L}_{b} + \\mathcal{L}_{c}\n\\end{equation}\n"
     assert [g.title for g in objective_gaps(display)] == ["L sums 3 losses without weights"]
     for said in [

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ...schemas import Gap, Location, PaperSpec, ReadinessReport
+from ...schemas import Gap, PaperSpec, ReadinessReport
 from .finders import (
     Reading,
     ambiguous_wording,
     conflicting_values,
     dangling_references,
+    located_within,
     delegations,
     left_to_convention,
     metric_protocols,
@@ -71,17 +72,17 @@ def assess(spec: PaperSpec, extra: list[Gap] | None = None, answered: Collection
     )
 
 
-def _lines(location: Location) -> tuple[str, int | None, int | None]:
-    return location.file, location.line if location.page is None else location.page, location.end_line
-
-
 def _without_restated(gaps: list[Gap]) -> list[Gap]:
     """A symbol's missing value and "a small constant" in the same sentence are one question."""
-    specific = {_lines(g.evidence[0].location) for g in gaps if g.kind == "unstated-value"}
+    specific = [g.evidence[0].location for g in gaps if g.kind == "unstated-value"]
     return [
         g
         for g in gaps
-        if not (g.kind == "ambiguous-wording" and g.category == "Missing Configuration Protocol" and _lines(g.evidence[0].location) in specific)
+        if not (
+            g.kind == "ambiguous-wording"
+            and g.category == "Missing Configuration Protocol"
+            and any(located_within(g.evidence[0].location, where) for where in specific)
+        )
     ]
 
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ...schemas import TYPE_OF_CATEGORY, Convention, Equation, Evidence, Gap, Hyperparameter, PaperSpec, SettingStatus
+from ...schemas import TYPE_OF_CATEGORY, Convention, Equation, Evidence, Gap, Hyperparameter, Location, PaperSpec, SettingStatus
 from ..extract.components import find_mentions
 from ..algebra import Unreadable, sympy_algebra
 from ..extract.formula import defined_name, read_formula
@@ -81,6 +81,23 @@ class Reading:
 
 def _gap(**fields) -> Gap:
     return Gap(type=TYPE_OF_CATEGORY[fields["category"]], **fields)
+
+
+def located_within(inner: Location, outer: Location) -> bool:
+    """Whether `inner` lies in `outer` (same file; by line and column, or for a PDF by page and box)."""
+    if inner.file != outer.file:
+        return False
+    if inner.page is not None or outer.page is not None:
+        if inner.page != outer.page:
+            return False
+        if inner.bbox is None or outer.bbox is None:
+            return True
+        (x0, y0, x1, y1), (left, top, right, bottom) = inner.bbox, outer.bbox
+        return left <= x0 and top <= y0 and x1 <= right and y1 <= bottom
+    if inner.line is None or outer.line is None:
+        return False
+    start, end = (inner.line, inner.column or 0), (inner.end_line or inner.line, inner.end_column or 0)
+    return (outer.line, outer.column or 0) <= start and end <= (outer.end_line or outer.line, outer.end_column or 0)
 
 
 def _sentence_evidence(sentence: Sentence, start: int | None = None, end: int | None = None) -> Evidence:

@@ -16,12 +16,12 @@ import logging
 import re
 from dataclasses import dataclass, field
 
-from ...schemas import Evidence, Gap, Location, PaperSpec, StepReadings
+from ...schemas import Evidence, Gap, PaperSpec, StepReadings
 from ...schemas.llm import MAX_GAP_CANDIDATES
 from ..extract.sentences import Sentence
 from ..ingest.positions import span_location
 from ..llm import LLMClient
-from .finders import Reading, StepContext, head_noun, step_gap, step_object
+from .finders import Reading, StepContext, head_noun, located_within, step_gap, step_object
 from .knowledge import StepFrame, step_frames
 from .llm_gaps import LocatedText, method_paragraphs, render_paragraphs
 
@@ -73,7 +73,7 @@ def read_steps(spec: PaperSpec, known: list[Gap], client: LLMClient) -> StepsRea
         if frame is None or slot is None or found is None:
             continue
         sentence, quote, evidence = found
-        if not steps.may_be_a_step(sentence) or any(_within(where, sentence.location()) for where in asked):
+        if not steps.may_be_a_step(sentence) or any(located_within(where, sentence.location()) for where in asked):
             continue  # a caption or a result; or one question per sentence
         if not steps.is_open(sentence, frame, slot, step_object(sentence, frame, quote)):
             continue  # the paper's own words say it
@@ -94,7 +94,7 @@ def _answer(reading: Reading, located: LocatedText, step: Gap, frames: dict[str,
     frame = frames.get(frame_id)
     slot = next((s for s in frame.slots if s.id == slot_id), None) if frame else None
     found = _in_one_method_sentence(reading, located, quote)
-    step_sentence = next((s for s in reading.sentences if _within(step.evidence[0].location, s.location())), None)
+    step_sentence = next((s for s in reading.sentences if located_within(step.evidence[0].location, s.location())), None)
     if slot is None or found is None or step_sentence is None:
         return None
     sentence, quote, evidence = found
@@ -118,23 +118,6 @@ def _in_one_method_sentence(reading: Reading, located: LocatedText, quote: str) 
         return None
     text = paragraph.text[start:end]
     return sentence, text, Evidence(quote=text, location=span_location(paragraph, start, end))
-
-
-def _within(inner: Location, outer: Location) -> bool:
-    """Whether `inner` lies in `outer` (same file; by line and column, or for a PDF by page and box)."""
-    if inner.file != outer.file:
-        return False
-    if inner.page is not None or outer.page is not None:
-        if inner.page != outer.page:
-            return False
-        if inner.bbox is None or outer.bbox is None:
-            return True
-        (x0, y0, x1, y1), (left, top, right, bottom) = inner.bbox, outer.bbox
-        return left <= x0 and top <= y0 and x1 <= right and y1 <= bottom
-    if inner.line is None or outer.line is None:
-        return False
-    start, end = (inner.line, inner.column or 0), (inner.end_line or inner.line, inner.end_column or 0)
-    return (outer.line, outer.column or 0) <= start and end <= (outer.end_line or outer.line, outer.end_column or 0)
 
 
 def _kinds(frames: tuple[StepFrame, ...]) -> str:
