@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ...schemas import TYPE_OF_CATEGORY, Convention, Equation, Evidence, Gap, Hyperparameter, Location, PaperSpec, SettingStatus
@@ -927,17 +927,23 @@ def unweighted_objectives(reading: Reading) -> Iterator[Gap]:
     L_GAN`), in a display equation of the method or in a sentence's math, whose terms no sentence
     weights: the weights an implementation needs, or a confirmation that there are none."""
     aside = framing_sections(reading.spec)
-    formulas: list[tuple[str, Evidence]] = [
-        (e.latex, Evidence(quote=e.latex, location=e.location)) for e in reading.spec.equations if e.latex and e.section_id not in aside
+    # Each formula with a way to its evidence, made only for the few that are such a sum: a paper
+    # can hold a quarter of a million inline formulas.
+    formulas: list[tuple[str, Callable[[], Evidence]]] = [
+        (e.latex, functools.partial(Evidence, quote=e.latex, location=e.location))
+        for e in reading.spec.equations
+        if e.latex and e.section_id not in aside
     ]
     for sentence in reading.sentences:
+        if not _may_sum_losses(sentence.text):
+            continue
         for start, end in sentence.plain.math:
-            source = sentence.source(start, end).strip("$")
-            formulas.append((source, Evidence(quote=" ".join(sentence.text.split()), location=sentence.location(start, end))))
+            where = functools.partial(_math_evidence, sentence, start, end)
+            formulas.append((sentence.source(start, end).strip("$"), where))
     seen: set[str] = set()
-    for latex, evidence in formulas:
-        if len(_LOSS_TERM_RE.findall(latex)) < _OBJECTIVE_PARTS + 1 or latex.count("+") < _OBJECTIVE_PARTS - 1:
-            continue  # cheap: SymPy only for what may be such a sum
+    for latex, evidence_of in formulas:
+        if not _may_sum_losses(latex):
+            continue  # SymPy only for what may be such a sum
         terms = _unweighted_losses(latex)
         if len(terms) < _OBJECTIVE_PARTS or latex in seen or _weighted_elsewhere(reading, terms):
             continue
@@ -951,10 +957,19 @@ def unweighted_objectives(reading: Reading) -> Iterator[Gap]:
             title=f"{defined} sums {len(terms)} losses without weights",
             detail="Losses of different kinds are rarely added with equal weights; the paper gives none.",
             blocking=False,
-            evidence=[evidence],
+            evidence=[evidence_of()],
             question=f"The paper defines {defined} = {shown}. Are the terms weighted, and with which weights?",
             readings=["equal weights, as written", "weighted, with weights the paper does not give"],
         )
+
+
+def _may_sum_losses(text: str) -> bool:
+    """Cheap: whether the text has the pluses and the losses' names such a sum needs."""
+    return text.count("+") >= _OBJECTIVE_PARTS - 1 and len(_LOSS_TERM_RE.findall(text)) >= _OBJECTIVE_PARTS + 1
+
+
+def _math_evidence(sentence: Sentence, start: int, end: int) -> Evidence:
+    return Evidence(quote=" ".join(sentence.text.split()), location=sentence.location(start, end))
 
 
 def _unweighted_losses(latex: str) -> list[str]:
