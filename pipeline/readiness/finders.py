@@ -11,14 +11,14 @@ import functools
 import itertools
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...schemas import TYPE_OF_CATEGORY, Convention, Equation, Evidence, Gap, Hyperparameter, Location, PaperSpec, SettingStatus
 from ..extract.components import find_mentions
 from ..algebra import Unreadable, sympy_algebra
 from ..extract.formula import defined_name, read_formula
 from ..extract.knowledge import hyperparameter_vocabulary
-from ..extract.parts import framing_sections, top_section
+from ..extract.parts import framing_sections
 from ..extract.sentences import Sentence, sentences_of
 from ..extract.values import VALUE_RE, evaluate
 from .knowledge import FormulaConvention, Requirement, StepFrame, StepSlot, ambiguous_wordings, formula_conventions, metrics, requirements, step_frames
@@ -62,6 +62,8 @@ class Reading:
     sentences: list[Sentence]  # the method's
     stated: dict[str, list[Hyperparameter]]
     framing_sentences: list[Sentence]  # the introduction's, background's, ...
+    citing: dict[str, list[Sentence]] = field(default_factory=dict)  # a citation key → the method's sentences citing it
+    top_sections: dict[str, str | None] = field(default_factory=dict)  # a section → its level-1 section
 
     @classmethod
     def of(cls, spec: PaperSpec) -> Reading:
@@ -76,7 +78,16 @@ class Reading:
         stated: dict[str, list[Hyperparameter]] = {}
         for hyperparameter in spec.hyperparameters:
             stated.setdefault(hyperparameter.normalized_name, []).append(hyperparameter)
-        return cls(spec, sentences, stated, framing_sentences)
+        citing: dict[str, list[Sentence]] = {}
+        for sentence in sentences:
+            for key in _cited(sentence.plain.text):
+                citing.setdefault(key, []).append(sentence)
+        top_sections: dict[str, str | None] = {}
+        top = None
+        for section in spec.sections:
+            top = section.id if section.level == 1 else top
+            top_sections[section.id] = top
+        return cls(spec, sentences, stated, framing_sentences, citing, top_sections)
 
 
 def _gap(**fields) -> Gap:
@@ -148,14 +159,15 @@ _NOT_A_TERM = frozenset(
 )
 
 
-def _terms(plain: str) -> set[str]:
+@functools.lru_cache(maxsize=8192)  # a sentence is compared with every other citing the same work
+def _terms(plain: str) -> frozenset[str]:
     """Two adjacent words, neither a function word, with each component named by its canonical name
     ("CFG schedule" → "guidance schedule"); citations left out."""
     text = re.sub(r"\[[^\]]*\]", " ", plain)
     for mention in sorted(find_mentions(text), key=lambda m: m.start, reverse=True):
         text = text[: mention.start] + mention.name + text[mention.end :]
     words = [w.lower() for w in _WORD_RE.findall(text)]
-    return {f"{a} {b}" for a, b in itertools.pairwise(words) if len(a) > 2 and len(b) > 2 and not {a, b} & _NOT_A_TERM}
+    return frozenset(f"{a} {b}" for a, b in itertools.pairwise(words) if len(a) > 2 and len(b) > 2 and not {a, b} & _NOT_A_TERM)
 
 
 def _followed_again(reading: Reading, sentence: Sentence) -> bool:
@@ -163,14 +175,14 @@ def _followed_again(reading: Reading, sentence: Sentence) -> bool:
     reference: a sentence citing one of its works that names the same thing ("we use a CFG schedule
     following [mar,muse]" and, in the appendix, "the same linear classifier-free guidance schedule as
     MAR [mar] and MUSE [muse]. The schedule tunes down ...")."""
-    cited = _cited(sentence.plain.text)
     terms = _terms(sentence.plain.text)
-    if not cited or not terms:
+    if not terms:
         return False
-    return any(
-        other.paragraph is not sentence.paragraph and cited & _cited(other.plain.text) and terms & _terms(other.plain.text)
-        for other in reading.sentences
-    )
+    others = {id(other): other for key in _cited(sentence.plain.text) for other in reading.citing.get(key, [])[:_CITING_READ]}
+    return any(other.paragraph is not sentence.paragraph and terms & _terms(other.plain.text) for other in others.values())
+
+
+_CITING_READ = 100  # a work cited a hundred times is cited, not followed: its first citations are enough
 
 
 def _cited(plain: str) -> set[str]:
@@ -416,11 +428,11 @@ def metric_protocols(reading: Reading) -> Iterator[Gap]:
             continue
         # Near it: where the method or the experiments speak of it, or of evaluation in a section
         # naming it (another experiment's evaluation is not this metric's).
-        sections = {top_section(reading.spec, p.section_id) for p in naming} - {None}
+        sections = {reading.top_sections.get(p.section_id or "") for p in naming} - {None}
         near = [p.text for p in naming] + [
             p.text
             for p in reading.spec.paragraphs
-            if id(p) not in framing and top_section(reading.spec, p.section_id) in sections and knowledge.near.search(p.text)
+            if id(p) not in framing and reading.top_sections.get(p.section_id or "") in sections and knowledge.near.search(p.text)
         ]
         if any(knowledge.followed.search(text) for text in near):
             continue  # "for evaluation, we follow the ADM setup [adm]"
@@ -549,7 +561,7 @@ def delegations(reading: Reading) -> list[tuple[Evidence, str | None]]:
     for sentence in reading.sentences:
         match = DELEGATION.search(sentence.plain.text)
         if match and not _OTHERS_SETTINGS.search(sentence.plain.text):
-            found.append((_sentence_evidence(sentence, match.start(), match.end()), top_section(reading.spec, sentence.paragraph.section_id)))
+            found.append((_sentence_evidence(sentence, match.start(), match.end()), reading.top_sections.get(sentence.paragraph.section_id or "")))
     return found
 
 def setting_statuses(reading: Reading) -> list[tuple[SettingStatus, Requirement, Evidence]]:
@@ -580,7 +592,7 @@ def setting_statuses(reading: Reading) -> list[tuple[SettingStatus, Requirement,
     if delegated_in:
         first = next(iter(delegated_in.values()))  # for a need whose section is not known: say less
         optimizer = next((u for u in used if u.kind == "optimizer"), None)
-        section_of = {u.name: top_section(reading.spec, u.section_id) for u in used}
+        section_of = {u.name: reading.top_sections.get(u.section_id or "") for u in used}
         section_of["training"] = section_of.get(optimizer.name) if optimizer else None
         out = [
             (
