@@ -56,7 +56,7 @@ from .extract.knowledge import symbol_key
 from .extract.mathtext import GREEK_NAMES, to_plain
 from .extract.symbols import parse_latex_math, parse_text_math
 from .extract.parts import framing_sections
-from .readiness.finders import EQUATION_REFERENCE
+from .readiness.finders import EQUATION_NUMBER, EQUATION_REFERENCE, equation_name
 
 __all__ = ["ScaffoldedModule", "module_outline", "scaffold_module", "scaffold_targets"]
 
@@ -91,7 +91,6 @@ _ACCENTS = {"\u0302": "hat", "\u0303": "tilde", "\u0304": "bar", "\u0305": "bar"
             "\u0308": "ddot", "\u030c": "check", "\u0306": "breve"}  # fmt: skip
 _SYMBOL_CHARACTERS = {"+": "_plus_", "-": "_minus_", "−": "_minus_", "'": "_prime", "′": "_prime", "*": "_star",
                       "∗": "_star", "⋆": "_star"}  # fmt: skip
-_EQUATION_NUMBER = re.compile(r"(?:[A-Z]\.)?\d+(?:\.\d+)*[a-z]?")  # what an `Eq. (N)` anchor can cite
 _UNINFORMATIVE_LABEL = re.compile(r"(?:eq|eqn|equ|equation|eqs)?[_\-.]?\d+[a-z]?|", re.IGNORECASE)
 _MATH_NOISE = re.compile(
     r"\\(?:begin|end)\s*\{[^{}]*\}(?:\{[^{}]*\}|\[[^\]]*\])?|\\(?:label|tag)\*?\s*\{[^{}]*\}"
@@ -131,7 +130,7 @@ def scaffold_targets(spec: PaperSpec) -> list[tuple[str, str]]:
     for section in spec.sections:
         numbered = [e for e in _section_equations(spec, section) if e.number]
         if numbered:
-            plain = [e.number for e in numbered if _EQUATION_NUMBER.fullmatch(e.number)] or ["…"]
+            plain = [e.number for e in numbered if EQUATION_NUMBER.fullmatch(e.number)] or ["…"]
             shown = ", ".join(plain[:6]) + (", …" if len(plain) > 6 else "")
             targets.append((section.id, f"{_section_heading(section)} (Eq. {shown})"))
     targets += [(algorithm.id, _algorithm_heading(algorithm)) for algorithm in spec.algorithms]
@@ -507,7 +506,7 @@ def _function_name(equation: Equation, reading: _Reading, names: _Names) -> str:
     if reading.output and not reading.operator:
         candidates.append(("sample_" if reading.drawn else "") + _symbol_identifiers(reading.output)[0])
     number = equation.number or ""
-    plain = re.sub(r"\W+", "_", number).strip("_").lower() if _EQUATION_NUMBER.fullmatch(number) else ""
+    plain = re.sub(r"\W+", "_", number).strip("_").lower() if EQUATION_NUMBER.fullmatch(number) else ""
     candidates.append(f"equation_{plain}" if plain else "equation")
     candidates = [_function_safe(c) for c in candidates if c]
     return names.claim(*candidates)
@@ -934,7 +933,7 @@ def _equation_lines(equation: Equation) -> list[str]:
 def _equation_title(equation: Equation, section_heading: str | None = None) -> str:
     """How a docstring names an equation; a number the code index can read makes the anchor."""
     where = equation.location.short()
-    if equation.number and _EQUATION_NUMBER.fullmatch(equation.number):
+    if equation.number and EQUATION_NUMBER.fullmatch(equation.number):
         return f"Eq. ({equation.number}), {where}"
     label = f"\\eqref{{{equation.label}}}" if equation.label else None
     if equation.number and not re.search(r"[\\{}:]", equation.number):
@@ -1038,7 +1037,7 @@ def _render_unit(spec: PaperSpec, scope: _Scope, unit: _Unit) -> list[str]:
         call_lines = [f"{returns or unit.name} for the input." if returns else "The layer's output."]
         if unit.call_parameters:
             call_lines += ["", "Args:", *_parameter_lines(unit.call_parameters)]
-        message = f"{unit.name}: {_shown(equation)} of the paper is not implemented yet"
+        message = f"{unit.name}: {equation_name(equation)} of the paper is not implemented yet"
         call_names = ["self", *(p.name for p in unit.call_parameters)]
         body += ["", *_bracketed("def __call__", call_names, ":", "    "), _docstring(call_lines, "        "),
                  *_raise(message, "        ")]  # fmt: skip
@@ -1048,14 +1047,8 @@ def _render_unit(spec: PaperSpec, scope: _Scope, unit: _Unit) -> list[str]:
         lines += ["", "Args:", *_parameter_lines(unit.parameters)]
     if returns:
         lines += ["", "Returns:", f"    {returns}" + (", drawn from the distribution above" if unit.reading.drawn else "")]
-    message = f"{unit.name}: {_shown(equation)} of the paper is not implemented yet"
+    message = f"{unit.name}: {equation_name(equation)} of the paper is not implemented yet"
     return [*_bracketed(f"def {unit.name}", names, ":"), _docstring(lines, "    "), *_raise(message, "    ")]
-
-
-def _shown(equation: Equation) -> str:
-    if equation.number and _EQUATION_NUMBER.fullmatch(equation.number):
-        return f"Eq. ({equation.number})"
-    return f"the equation at {equation.location.short()}"
 
 
 def _raise(message: str, indent: str) -> list[str]:

@@ -42,13 +42,17 @@ def appendix_sections(spec: PaperSpec) -> frozenset[str]:
 
 def top_section(spec: PaperSpec, section_id: str | None) -> str | None:
     """The level-1 section holding a section: "we follow Lipman et al." in 5.2 speaks for section 5."""
+    return section_tops(spec).get(section_id or "")
+
+
+def section_tops(spec: PaperSpec) -> dict[str, str | None]:
+    """Every section's level-1 section (None before the first), read once for a paper's many lookups."""
+    tops: dict[str, str | None] = {}
     top = None
     for section in spec.sections:
-        if section.level == 1:
-            top = section.id
-        if section.id == section_id:
-            return top
-    return None
+        top = section.id if section.level == 1 else top
+        tops[section.id] = top
+    return tops
 
 
 INLINE_MATH_RE = re.compile(r"\$([^$]{1,300})\$")  # bounded: a hostile paper costs one scan

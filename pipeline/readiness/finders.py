@@ -18,7 +18,7 @@ from ..extract.components import find_mentions
 from ..algebra import Unreadable, sympy_algebra
 from ..extract.formula import defined_name, read_formula
 from ..extract.knowledge import hyperparameter_vocabulary
-from ..extract.parts import framing_sections
+from ..extract.parts import framing_sections, section_tops
 from ..extract.sentences import Sentence, sentences_of
 from ..extract.values import VALUE_RE, evaluate
 from .knowledge import FormulaConvention, Requirement, StepFrame, StepSlot, ambiguous_wordings, formula_conventions, metrics, requirements, step_frames
@@ -50,6 +50,7 @@ NOT_A_SETTING = set("θΘφϕψΨπ∇∂ΣΠΔδμσωΩ")
 LEARNED = re.compile(r"\b(?:learn(?:ed|able|t)|trainable|parameters? of|network|predicted|sampled|drawn|output|input|feature|embedding|noise|variable|index|matrix|vector|function)\b", re.I)
 SETTING_WORDS = re.compile(r"\b(?:weigh(?:s|t|ts|ing)?|coefficient|temperature|margin|threshold|hyper-?parameter|constant|scal(?:e|es|ing)|rate|strength|balanc\w*|trade-?off|controls?)\b", re.I)
 DEFINING_SIGN = re.compile(r"(?<![<>!])=|:=|\\triangleq|\\coloneqq|\\equiv|\\stackrel\{\\mathrm\{def\}\}\{=\}")
+EQUATION_NUMBER = re.compile(r"(?:[A-Z]\.)?\d+(?:\.\d+)*[a-z]?")  # what an `Eq. (N)` can cite
 EQUATION_REFERENCE = re.compile(r"\b(?:Eqs?\.|Eqn\.|Equations?)\s*~?\(?\s*(\?\?|[A-Z]?\.?\d+[a-z]?)\s*\)?")
 ELSEWHERE = re.compile(r"^\s*(?:of|in|from)\s+(?:\[|[A-Z][a-z]+\s+et\s+al)")
 
@@ -82,12 +83,7 @@ class Reading:
         for sentence in sentences:
             for key in _cited(sentence.plain.text):
                 citing.setdefault(key, []).append(sentence)
-        top_sections: dict[str, str | None] = {}
-        top = None
-        for section in spec.sections:
-            top = section.id if section.level == 1 else top
-            top_sections[section.id] = top
-        return cls(spec, sentences, stated, framing_sentences, citing, top_sections)
+        return cls(spec, sentences, stated, framing_sentences, citing, section_tops(spec))
 
 
 def _gap(**fields) -> Gap:
@@ -671,7 +667,7 @@ def left_to_convention(reading: Reading, statuses: list[tuple[SettingStatus, Req
         return None
     labels = [requirement.label + ("" if status.component == "training" else f" ({status.component})") for status, requirement, _ in settings]
     for convention, equations in formulas:
-        named = ", ".join(_equation_name(e) for e in equations[:_EQUATIONS_NAMED])
+        named = ", ".join(equation_name(e) for e in equations[:_EQUATIONS_NAMED])
         more = f" and {len(equations) - _EQUATIONS_NAMED} more" if len(equations) > _EQUATIONS_NAMED else ""
         labels.append(f"{convention.label} ({named}{more})")
     listed = ", ".join(labels[:-1]) + (" and " if len(labels) > 1 else "") + labels[-1]
@@ -716,8 +712,11 @@ def _balanced(latex: str) -> bool:
     return depth == 0
 
 
-def _equation_name(equation: Equation) -> str:
-    return f"Eq. ({equation.number})" if equation.number else f"the equation at {equation.location.short()}"
+def equation_name(equation: Equation) -> str:
+    """How a question or a scaffold names an equation: "Eq. (3)" when its number can be cited, else where it stands."""
+    if equation.number and EQUATION_NUMBER.fullmatch(equation.number):
+        return f"Eq. ({equation.number})"
+    return f"the equation at {equation.location.short()}"
 
 
 # -- symbols ----------------------------------------------------------------------------------------
@@ -762,7 +761,7 @@ def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
         if info.latex and any(_defines(e.latex or "", info.latex) for e in used_in):
             continue
         first = main_text[0]
-        where = _equation_name(first)
+        where = equation_name(first)
         equation_evidence = Evidence(quote=first.latex or first.text, location=first.location)
         if info.definition is None:
             # Silence unless the prose never names it: a mention the definition finder could not
@@ -894,14 +893,14 @@ def text_against_equations(reading: Reading) -> Iterator[Gap]:
         equation = following[0]
         if not _weights_nothing(equation.latex or ""):
             continue
-        where = _equation_name(equation)
+        where = equation_name(equation)
         yield _gap(
             id=f"text-vs-equation:{equation.id}",
             kind="conflicting-values",
             category="Conflicting Formal Definition",
             title=f'the text says "{match.group()}", {where} weights nothing',
             detail="The sentence and the formula it introduces describe the step differently; an implementation must pick one.",
-            blocking=True,
+            blocking=False,  # the terms may carry weights defined elsewhere: asked, not a verdict on the paper
             evidence=[_sentence_evidence(sentence, match.start(), match.end()), Evidence(quote=equation.latex or equation.text, location=equation.location)],
             question=f'The text says "{match.group()}" but {where} has no weights. Which is meant, and if weighted, with which weights?',
             readings=["the formula as written (equal weights)", "a weighted version with weights the paper does not give"],
