@@ -141,6 +141,17 @@ def test_undefined_symbol_is_silent_once_the_text_names_it(tmp_path):
     assert _gap(loud, "undefined-symbol:γ").evidence[0].location.line == 2
 
 
+def test_a_where_clause_that_leaves_out_a_symbol_asks_for_it_only_if_the_paper_never_names_it(tmp_path):
+    """"where α = 0.5 weighs B" explains α, not γ: γ is asked at the equation. A where clause is one place
+    of many: γ explained in another section (on the 17 real papers, every symbol a where clause left
+    out was) is no gap."""
+    equation = "\\section{Method}\n\\begin{equation}L = A + \\alpha B + \\gamma C\\end{equation}\nwhere $\\alpha = 0.5$ weighs the reconstruction term B.\n"
+    assert [g.id for g in _paper(tmp_path, equation).gaps if g.kind in ("undefined-symbol", "unstated-value")] == ["undefined-symbol:γ"]
+    (tmp_path / "b").mkdir()
+    elsewhere = equation + "\\section{Training}\nThe coefficient $\\gamma = 0.1$ keeps the entropy term C small.\n"
+    assert [g for g in _paper(tmp_path / "b", elsewhere).gaps if g.kind in ("undefined-symbol", "unstated-value")] == []
+
+
 # -- real papers: named gaps, named non-gaps, a short list ----------------------------------------
 
 
@@ -276,6 +287,37 @@ def test_a_reported_metric_without_its_protocol_is_asked_once_at_its_first_sente
     assert protocol_gaps(importance) == []
     inception = "\\section{Experiments}\nWe report the Inception Score of the generated images.\n"
     assert [g.id for g in protocol_gaps(inception)] == ["metric-protocol:inception-score:samples"]
+
+
+def test_numbers_on_a_validation_set_nobody_defines_ask_which_data_it_is(tmp_path):
+    """"Loss on the validation set" of a model trained on an unnamed corpus says no data: asked once,
+    as routine, at the first such sentence. Silent when the data is known: named in the sentence or
+    its paragraph, a dataset with official splits that its section trains on (an evaluation suite
+    such as HellaSwag is not one), or a split the paper makes or sizes anywhere."""
+    ablation = "\\section{Ablations}\nWe train 1.4B models and compare HellaSwag accuracy.\n\nWe report language modeling loss on the validation set.\n\nThe loss on the validation set drops.\n"
+
+    def data_gaps(body: str) -> list[Gap]:
+        return [g for g in _paper(tmp_path, body).gaps if g.id == "held-out-data"]
+
+    [gap] = data_gaps(ablation)
+    assert (gap.kind, gap.category, gap.blocking) == ("open-step", "Missing Data Specification", False)
+    assert gap.title == '"the validation set": the data it holds is not said'
+    assert gap.evidence[0].location.line == 4 and gap.evidence[0].quote.startswith  # 0-based("We report language modeling loss")
+    assert "Held out from which data, how large" in gap.question
+    for known in [
+        ablation.replace("1.4B models", "1.4B models on ImageNet"),  # its section trains on data with splits
+        ablation.replace("on the validation set.", "on the validation set of WikiText."),  # the sentence names it
+        ablation.replace("on the validation set.", "on the validation set [pile]."),
+        ablation + "We hold out 1% of the documents.\n",  # the paper makes the split
+        ablation + "The validation set contains 5,000 documents.\n",
+        ablation + "We split the corpus into training and validation sets.\n",
+        ablation + "We use 3,000 papers from 2022 as the validation data.\n",
+    ]:
+        assert data_gaps(known) == [], known
+    # A value tuned there is no number measured there ("tuned-on-validation" asks which value came out).
+    assert data_gaps("\\section{Method}\nThe temperature is tuned on the validation set.\n") == []
+    # Data that comes with no held-out split of its own is no answer.
+    assert len(data_gaps(ablation.replace("1.4B models", "1.4B models on FFHQ"))) == 1
 
 
 def test_a_symbol_a_formula_makes_a_stated_setting_is_defined(tmp_path):

@@ -61,10 +61,24 @@ class Metric:
 
 
 @dataclass(frozen=True, slots=True)
+class HeldOutData:
+    """The validation or test data a number is measured on, and what says which data it is."""
+
+    mentions: re.Pattern[str]
+    measured: re.Pattern[str]  # a number measured there, not a value tuned there
+    made: re.Pattern[str]  # a split the paper makes or sizes itself
+    evaluation_suites: frozenset[str]
+    without_official_splits: frozenset[str]
+    question: str
+    readings: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Metrics:
     followed: re.Pattern[str]  # a named setup followed: it says every slot
     near: re.Pattern[str]  # a paragraph about evaluation, which may say a slot without naming the metric
     metrics: tuple[Metric, ...]
+    held_out: HeldOutData
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +213,15 @@ def metrics() -> Metrics:
                 ),
             )
             for entry in raw["metrics"]
+        ),
+        held_out=HeldOutData(
+            mentions=re.compile(raw["held_out"]["mentions"], re.IGNORECASE),
+            measured=re.compile(raw["held_out"]["measured"], re.IGNORECASE),
+            made=re.compile(raw["held_out"]["made"], re.IGNORECASE),
+            evaluation_suites=frozenset(raw["held_out"]["evaluation_suites"]),
+            without_official_splits=frozenset(raw["held_out"]["without_official_splits"]),
+            question=raw["held_out"]["question"],
+            readings=tuple(raw["held_out"]["readings"]),
         ),
     )
 
