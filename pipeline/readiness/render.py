@@ -23,7 +23,7 @@ def render_text(report: ReadinessReport) -> str:
     blocking = [g for g in report.gaps if g.blocking]
     out = [
         f"{report.title or report.paper}: {report.verdict} — {VERDICT_TEXT[report.verdict]}",
-        f"  {len(report.gaps)} gaps, {len(blocking)} blocking · "
+        f"  {len(report.gaps)} gap{'' if len(report.gaps) == 1 else 's'}, {len(blocking)} blocking · "
         f"{sum(s.stated for s in report.settings)}/{len(report.settings)} needed settings stated",
         "",
     ]
