@@ -141,6 +141,25 @@ def test_undefined_symbol_is_silent_once_the_text_names_it(tmp_path):
     assert _gap(loud, "undefined-symbol:γ").evidence[0].location.line == 2
 
 
+def test_a_setting_symbol_whose_value_a_hyperparameter_table_row_gives_is_stated(tmp_path):
+    """"where λ balances the two terms" with a settings table's row "$\\lambda$ | 0.5" (or "Loss
+    weight $\\lambda$ | 0.5") states λ: no question, and λ's value is what a check or a scaffold reads.
+    A results table's row named by λ states nothing."""
+    method = "\\section{Method}\n\\begin{equation}L = A + \\lambda B\\end{equation}\nwhere $\\lambda$ balances the two terms.\n"
+
+    def table(caption: str, row: str) -> str:
+        return f"\\section{{Settings}}\n\\begin{{table}}[h]\\caption{{{caption}}}\n\\begin{{tabular}}{{ll}}\nSetting & Value \\\\\n{row} \\\\\nBatch size & 64 \\\\\n\\end{{tabular}}\\end{{table}}\n"
+
+    for i, row in enumerate(["$\\lambda$ & 0.5", "Loss weight $\\lambda$ & 0.5"]):
+        (tmp_path / str(i)).mkdir()
+        report = _paper(tmp_path / str(i), method + table("Hyperparameters", row))
+        assert [g.id for g in report.gaps if g.kind in ("undefined-symbol", "unstated-value")] == [], row
+        [lam] = [info for info in read_paper(tmp_path / str(i) / "main.tex", use_cache=False).symbols if info.symbol == "λ"]
+        assert (lam.value_given, lam.value) == (True, 0.5)
+    results = method + "\\section{Results}\n\\begin{table}[h]\\caption{Accuracy for each weight.}\n\\begin{tabular}{ll}\nWeight & Accuracy \\\\\n$\\lambda$ & 0.5 \\\\\n\\end{tabular}\\end{table}\n"
+    assert [g.id for g in _paper(tmp_path, results).gaps] == ["unstated-value:λ"]
+
+
 def test_a_where_clause_that_leaves_out_a_symbol_asks_for_it_only_if_the_paper_never_names_it(tmp_path):
     """"where α = 0.5 weighs B" explains α, not γ: γ is asked at the equation. A where clause is one place
     of many: γ explained in another section (on the 17 real papers, every symbol a where clause left

@@ -44,9 +44,11 @@ def enrich(spec: PaperSpec) -> PaperSpec:
         through_symbols += symbolic_counts(sentence, mentions)
 
     for table in spec.tables:
-        table_hyperparameters, table_components = from_table(table)
+        table_hyperparameters, table_components, table_symbols = from_table(table)
         hyperparameters += table_hyperparameters
         components += table_components
+        for key, value in table_symbols.items():
+            stated_values.setdefault(key, value)
 
     equations = []
     symbols_by_equation = []

@@ -39,8 +39,9 @@ class _Cell:
     plain: str
 
 
-def from_table(table: Table) -> tuple[list[Hyperparameter], list[Component]]:
-    """A hyperparameter table's values and the components its hyperparameter rows name."""
+def from_table(table: Table) -> tuple[list[Hyperparameter], list[Component], dict[str, float | str]]:
+    """A hyperparameter table's values, the components its hyperparameter rows name, and the value
+    of each symbol a row's name ends with ("$\\lambda$ | 0.5", "Learning rate $\\eta$ | 1e-4")."""
     rows = [[_Cell(cell, to_plain(cell).text.strip()) for cell in row] for row in table.rows]
     # A row under a `\multirow` name has an empty first cell: the name above is its name too.
     for above, row in zip(rows, rows[1:]):
@@ -50,6 +51,7 @@ def from_table(table: Table) -> tuple[list[Hyperparameter], list[Component]]:
     named = {i: entry for i, row in enumerate(rows) if len(row) >= 2 and (entry := _cell_entry(row[0].plain))}
     hyperparameters: list[Hyperparameter] = []
     components: list[Component] = []
+    symbol_values: dict[str, float | str] = {}
     if len(named) >= 2 or (named and captioned):
         header = rows[0] if 0 not in named else None
         # Rows that name a component as their value ("Optimizer | AdamW") lend it to the table's
@@ -62,12 +64,15 @@ def from_table(table: Table) -> tuple[list[Hyperparameter], list[Component]]:
             if i not in named and len(rows[i]) >= 2 and (symbol := trailing_symbol(to_plain(rows[i][0].raw))):
                 row_names[i] = (hyperparameter_vocabulary().symbols.get(symbol_key(symbol)), symbol_name(symbol))
         for i, (entry, unnamed) in sorted(row_names.items()):
-            hyperparameters += _row_values(table, i, rows[i], entry, unnamed, header, declared + _row_mentions(rows[i]))
+            values = _row_values(table, i, rows[i], entry, unnamed, header, declared + _row_mentions(rows[i]))
+            hyperparameters += values
+            if values and (symbol := trailing_symbol(to_plain(rows[i][0].raw))):
+                symbol_values.setdefault(symbol_key(symbol), values[0].value)
         # The table is one statement: a component's attributes are what any of its rows gives it.
         components = [component for i in named for component in _row_components(table, i, rows[i], hyperparameters)]
     elif rows and (captioned or _rows_name_models(rows)):
         hyperparameters = _column_values(table, rows)
-    return hyperparameters, components
+    return hyperparameters, components, symbol_values
 
 
 # A model's name as a configuration table's row gives it: "LLaMA 7B", "ViT-B/16", "DiT-XL/2", "GPT-2 medium".
