@@ -160,6 +160,32 @@ def test_a_setting_symbol_whose_value_a_hyperparameter_table_row_gives_is_stated
     assert [g.id for g in _paper(tmp_path, results).gaps] == ["unstated-value:λ"]
 
 
+def test_a_setting_only_an_inline_formula_uses_is_asked_when_no_value_is_given(tmp_path):
+    """"We minimize $L = L_1 + \\lambda L_2$ ... $\\lambda > 0$ is a hyper-parameter that balances
+    them" with no value anywhere is asked as a display equation's setting is, citing the definition
+    and the formula. A value in a sentence, in a formula of the text or in a settings table's row
+    answers it; a learned weight is no setting."""
+    method = "\\section{Method}\nWe minimize $L = L_1 + \\lambda L_2$ over the embeddings. $\\lambda > 0$ is a hyper-parameter that balances $L_1$ and $L_2$.\n"
+
+    def asked(body: str, folder: str) -> list[Gap]:
+        (tmp_path / folder).mkdir()
+        return [g for g in _paper(tmp_path / folder, body).gaps if g.kind in ("unstated-value", "undefined-symbol")]
+
+    [gap] = asked(method, "bare")
+    assert (gap.id, gap.blocking) == ("unstated-value:λ", True)
+    assert gap.evidence[0].quote == "$\\lambda > 0$ is a hyper-parameter that balances $L_1$ and $L_2$."
+    formula = gap.evidence[1].location  # the inline formula itself (0-based line)
+    assert gap.evidence[1].quote.startswith("We minimize") and (formula.line, formula.column, formula.end_column) == (2, 13, 34)
+    assert "L = L_1 + \\lambda L_2" in gap.question
+    for i, answer in enumerate([
+        "\\section{Training}\nWe set $\\lambda = 0.5$ in all runs.\n",
+        "\\section{Training}\nWe set $\\lambda$ to 0.5 in all runs.\n",
+        "\\section{Settings}\n\\begin{table}[h]\\caption{Hyperparameters}\\begin{tabular}{ll}\nSetting & Value \\\\\n$\\lambda$ & 0.5 \\\\\nBatch size & 64 \\\\\n\\end{tabular}\\end{table}\n",
+    ]):
+        assert asked(method + answer, f"answered{i}") == [], answer
+    assert asked(method.replace("is a hyper-parameter that balances", "is a learned weight that balances"), "learned") == []
+
+
 def test_a_where_clause_that_leaves_out_a_symbol_asks_for_it_only_if_the_paper_never_names_it(tmp_path):
     """"where α = 0.5 weighs B" explains α, not γ: γ is asked at the equation. A where clause is one place
     of many: γ explained in another section (on the 17 real papers, every symbol a where clause left

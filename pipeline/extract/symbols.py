@@ -396,7 +396,7 @@ def build_symbols(
             if equation.id not in info.equations:
                 info.equations.append(equation.id)
     by_key = {symbol_key(symbol): info for symbol, info in infos.items()}
-    for key, definition in _definitions(sentences, set(by_key)).items():
+    for key, definition in symbol_definitions(sentences, set(by_key)).items():
         by_key[key].definition = definition
     for key, value in stated_values.items():
         if key in by_key:
@@ -410,7 +410,7 @@ def build_symbols(
 _MENTIONS_READ = 200
 
 
-def _definitions(sentences: list[Sentence], keys: set[str]) -> dict[str, SymbolDefinition]:
+def symbol_definitions(sentences: list[Sentence], keys: set[str]) -> dict[str, SymbolDefinition]:
     """For each symbol key, the first of its most definite defining sentences."""
     best: dict[str, tuple[int, SymbolDefinition]] = {}
     prose_symbols = _prose_symbol_regex(keys)

@@ -19,6 +19,7 @@ from .finders import (
     text_against_equations,
     undefined_held_out_data,
     unexplained_symbols,
+    unstated_inline_settings,
     unstated_settings,
     unweighted_objectives,
 )
@@ -50,6 +51,7 @@ def assess(spec: PaperSpec, extra: list[Gap] | None = None, answered: Collection
         *metric_protocols(reading),
         *undefined_held_out_data(reading),
         *unexplained_symbols(reading),
+        *unstated_inline_settings(reading),
         *unweighted_objectives(reading),
         *unstated_settings(reading, statuses),
         *ambiguous_wording(reading),

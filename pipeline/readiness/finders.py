@@ -17,9 +17,11 @@ from ...schemas import TYPE_OF_CATEGORY, Convention, Equation, Evidence, Gap, Hy
 from ..extract.components import find_mentions
 from ..algebra import Unreadable, sympy_algebra
 from ..extract.formula import defined_name, read_formula
-from ..extract.knowledge import hyperparameter_vocabulary
+from ..extract.hyperparameters import symbol_name
+from ..extract.knowledge import hyperparameter_vocabulary, symbol_key
 from ..extract.parts import framing_sections, section_tops
 from ..extract.sentences import Sentence, sentences_of
+from ..extract.symbols import parse_latex_math, symbol_definitions
 from ..extract.values import VALUE_RE, evaluate
 from .knowledge import FormulaConvention, Requirement, StepFrame, StepSlot, ambiguous_wordings, formula_conventions, metrics, requirements, step_frames
 
@@ -466,6 +468,9 @@ def undefined_held_out_data(reading: Reading) -> Iterator[Gap]:
     data, or that sentence's paragraph names a dataset, or its level-1 section uses a dataset with
     official splits, or the paper makes or sizes a split itself."""
     knowledge = metrics().held_out
+    mentions = [(s, m) for s in reading.sentences for m in [knowledge.mentions.search(s.plain.text)] if m]
+    if not mentions:
+        return
     standard_split = next(w for w in ambiguous_wordings() if w.id == "standard-split").pattern
     if any(knowledge.made.search(s.plain.text) or standard_split.search(s.plain.text) for s in reading.sentences):
         return
@@ -478,7 +483,6 @@ def undefined_held_out_data(reading: Reading) -> Iterator[Gap]:
         named = {m.name for m in find_mentions(paragraph.text) if m.kind == "dataset"} - knowledge.without_official_splits
         datasets_of[id(paragraph)] = named
         with_splits.setdefault(reading.top_sections.get(paragraph.section_id or ""), set()).update(named - knowledge.evaluation_suites)
-    mentions = [(s, m) for s in reading.sentences for m in [knowledge.mentions.search(s.plain.text)] if m]
     if any(
         _DATA_NAME.search(sentence.plain.text)
         or datasets_of.get(id(sentence.paragraph))
@@ -839,6 +843,71 @@ def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
                 evidence=[Evidence(quote=info.definition.text, location=info.definition.location), equation_evidence],
                 question=f"Which value of {info.symbol} did you use ({where})?",
             )
+
+
+_INLINE_FORMULAS_READ = 2_000  # a paper writes a few hundred; a hostile one costs no more than this
+_VALUE_START = re.compile(r"\s*(?:-\s*)?(?:\d|\.\d|\\frac\{\d)")
+
+
+def _inline_formulas(sentences: list[Sentence]) -> Iterator[tuple[Sentence, int, int, str]]:
+    """(sentence, plain start, plain end, LaTeX) of each formula written in the text with "=", first ones first."""
+    read = 0
+    for sentence in sentences:
+        for start, end in sentence.plain.math:
+            source_start, source_end = sentence.plain.source_span(start, end)
+            latex = sentence.text[source_start:source_end]
+            if "=" in latex and len(latex) <= 300:
+                yield sentence, start, end, latex
+                read += 1
+                if read == _INLINE_FORMULAS_READ:
+                    return
+
+
+def _valued_in_text(sentences: list[Sentence]) -> set[str]:
+    """The symbols a formula in the text gives a number: "$\\alpha_{cfg} = 4.0$", "$\\beta_1=0.9,\\beta_2=0.98$"."""
+    valued = set()
+    for _, _, _, latex in _inline_formulas(sentences):
+        for part in re.split(r",|;|\\quad|\\text\{\s*and\s*\}", latex):
+            left, sign, right = part.partition("=")
+            if sign and _VALUE_START.match(right) and (parsed := parse_latex_math(left)).only_symbol:
+                valued.add(parsed.symbols[0].symbol)
+    return valued
+
+
+def unstated_inline_settings(reading: Reading) -> Iterator[Gap]:
+    """A setting that only formulas written in the text use ("we minimize $L = L_1 + \\lambda L_2$"),
+    which a sentence defines as a setting ("$\\lambda > 0$ is a hyper-parameter that balances L_1 and
+    L_2") and for which the paper gives no value anywhere (a sentence, a table row named by it, a
+    formula "λ = 0.5"): asked as a display equation's setting is (`unexplained_symbols`)."""
+    in_display = {info.symbol for info in reading.spec.symbols}
+    first_use: dict[str, tuple[Sentence, int, int, str]] = {}
+    for sentence, start, end, latex in _inline_formulas(reading.sentences):
+        for found in parse_latex_math(latex).symbols:
+            symbol = found.symbol
+            if "\u0370" <= symbol[:1] <= "\u03ff" and symbol[:1] not in NOT_A_SETTING and symbol not in in_display:
+                first_use.setdefault(symbol, (sentence, start, end, latex))
+    if not first_use:
+        return
+    everywhere = [*reading.framing_sentences, *reading.sentences]
+    named = {h.name for h in reading.spec.hyperparameters} | {h.normalized_name for h in reading.spec.hyperparameters}
+    valued = _valued_in_text(everywhere)
+    definitions = symbol_definitions(everywhere, {symbol_key(symbol) for symbol in first_use})
+    for symbol, (sentence, start, end, latex) in first_use.items():
+        definition = definitions.get(symbol_key(symbol))
+        if definition is None or not SETTING_WORDS.search(definition.text) or LEARNED.search(definition.text):
+            continue
+        if symbol in valued or symbol in named or symbol_name(symbol) in named:
+            continue
+        yield _gap(
+            id=f"unstated-value:{symbol}",
+            kind="unstated-value",
+            category="Missing Configuration Protocol",
+            title=f"value of {symbol} not stated",
+            detail=f"{symbol} is defined as a setting of the method, but no value is given.",
+            blocking=True,
+            evidence=[Evidence(quote=definition.text, location=definition.location), _sentence_evidence(sentence, start, end)],
+            question=f"Which value of {symbol} did you use (in “{' '.join(latex.split())}”)?",
+        )
 
 
 # -- inconsistencies --------------------------------------------------------------------------------
