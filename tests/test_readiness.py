@@ -186,6 +186,35 @@ def test_a_setting_only_an_inline_formula_uses_is_asked_when_no_value_is_given(t
     assert asked(method.replace("is a hyper-parameter that balances", "is a learned weight that balances"), "learned") == []
 
 
+def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_path):
+    """"where $a, b \\in R^d$ are learnable vectors" with no word of how they start is one routine
+    question at the declaration; a clause that initialises them answers it (another clause of the
+    same sentence initialising something else does not); a layer's weights, a formula before the
+    list, and a parameter with a stated value are not asked."""
+    declared = "\\section{Method}\nWe compute $z = W x$, where $\\mathbf{a}, \\mathbf{b} \\in \\mathbb{R}^d$ are learnable vectors, and $c \\in (0,1)$ is a constant used for the initialization of $\\lambda$.\n"
+
+    def asked(body: str, folder: str) -> list[Gap]:
+        (tmp_path / folder).mkdir()
+        return [g for g in _paper(tmp_path / folder, body).gaps if g.id.startswith("unstated-init:")]
+
+    [gap] = asked(declared, "bare")
+    assert (gap.id, gap.kind, gap.blocking) == ("unstated-init:a,b", "unstated-value", False)
+    assert gap.title == "a, b: how they are initialised is not said"
+    where = gap.evidence[0].location  # the list of symbols (0-based line)
+    assert where.line == 2 and gap.evidence[0].quote.startswith("We compute")
+    for i, answered in enumerate([
+        declared + "We initialize $\\mathbf{a}$ and $\\mathbf{b}$ to zero vectors.\n",
+        declared.replace("are learnable vectors", "are learnable vectors initialized to zero"),
+    ]):
+        assert asked(answered, f"answered{i}") == [], answered
+    layer = "\\section{Method}\nwhere $W^O \\in \\mathbb{R}^{d \\times d}$ is a learnable projection matrix, and $\\mathbf{q}$ is a learnable query token.\n"
+    assert asked(layer, "layer") == []
+    valued = "\\section{Method}\nwhere $\\alpha$ is a learnable scalar parameter.\n\\section{Setup}\nWe use $\\alpha = 0.5$.\n"
+    assert asked(valued, "valued") == []
+    formula = "\\section{Method}\nWe define $g(X) = X W$, and $s$ is a learnable parameter.\n"
+    assert [g.id for g in asked(formula, "formula")] == ["unstated-init:s"]  # not X of the formula before
+
+
 def test_a_where_clause_that_leaves_out_a_symbol_asks_for_it_only_if_the_paper_never_names_it(tmp_path):
     """"where α = 0.5 weighs B" explains α, not γ: γ is asked at the equation. A where clause is one place
     of many: γ explained in another section (on the 17 real papers, every symbol a where clause left

@@ -20,6 +20,7 @@ from .finders import (
     undefined_held_out_data,
     unexplained_symbols,
     unstated_inline_settings,
+    uninitialised_parameters,
     unstated_settings,
     unweighted_objectives,
 )
@@ -52,6 +53,7 @@ def assess(spec: PaperSpec, extra: list[Gap] | None = None, answered: Collection
         *undefined_held_out_data(reading),
         *unexplained_symbols(reading),
         *unstated_inline_settings(reading),
+        *uninitialised_parameters(reading),
         *unweighted_objectives(reading),
         *unstated_settings(reading, statuses),
         *ambiguous_wording(reading),
