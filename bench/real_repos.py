@@ -6,7 +6,7 @@ process and a cold paper cache, as a user's first run), and how the findings and
 the labels. Overall: precision (true findings / labelled findings), precision of errors, the share
 of labelled real differences found (a true finding inside a difference's lines), the share of
 useful gaps, and the share of the real differences of kind `unstated` (the code sets what the paper
-never states) whose paper line a useful gap cites. A finding or gap no label covers is counted as unlabelled and listed, never as true.
+never states) that a useful gap asks for (its label's `asks`). A finding or gap no label covers is counted as unlabelled and listed, never as true.
 
 Usage: python bench/real_repos.py [--data ../shared/data] [--only ID ...] [--paperlens CMD]
        [--show-unlabelled] [--show-false] [--show-true] [--show-missed]
@@ -56,7 +56,7 @@ class Outcome:
     gaps_noise: int = 0
     gaps_unlabelled: list[str] = field(default_factory=list)
     # Labelled differences of kind `unstated` (the code sets what the paper never states): a gap of
-    # the paper alone can ask for them, at the paper's line the label gives.
+    # the paper alone can ask for them; a useful gap's label names those it asks (`asks`).
     unstated: int = 0
     unstated_asked: int = 0
     false_alarms: list[str] = field(default_factory=list)
@@ -150,20 +150,20 @@ def measure(repository: str, data: Path, command: list[str]) -> Outcome:
         else:
             outcome.missed.append(f"{difference['file']}:{difference['lines'][0]} {difference.get('kind')} {difference['setting']}: {difference['description'][:140]}")
     gap_labels = labels.get("gaps") or []
-    useful_at: set[str] = set()  # "file:line" (1-based) of every place a useful gap cites
+    asked: set[str] = set()  # the differences (by setting) a reported useful gap asks for
     for gap in (gaps or {}).get("gaps", []):
         label = _gap_label(gap, gap_labels)
         if label is None:
             outcome.gaps_unlabelled.append(gap["title"])
         elif label.get("verdict") == "useful":
             outcome.gaps_useful += 1
-            useful_at |= {f"{e['location']['file']}:{e['location']['line'] + 1}" for e in gap["evidence"] if e["location"].get("line") is not None}
+            asked.update(label.get("asks") or [])
         else:
             outcome.gaps_noise += 1
     for difference in labels.get("differences") or []:
         if difference.get("kind") == "unstated":
             outcome.unstated += 1
-            outcome.unstated_asked += difference.get("paper") in useful_at
+            outcome.unstated_asked += difference["setting"] in asked
     return outcome
 
 
@@ -213,7 +213,7 @@ def main() -> int:
     print(f"agreements with an equation:   {sum(o.agreements_true for o in outcomes)} true, {sum(o.agreements_false for o in outcomes)} false")
     print(f"useful gaps (labelled):        {_share(useful, useful + noise)}   target >= 75%; unlabelled {sum(len(o.gaps_unlabelled) for o in outcomes)}")
     print(f"unstated details asked:        {_share(sum(o.unstated_asked for o in outcomes), sum(o.unstated for o in outcomes))}   "
-          "(real differences of kind `unstated` whose paper line a useful gap cites)")  # fmt: skip
+          "(real differences of kind `unstated` a useful gap asks for)")  # fmt: skip
     print(f"slowest repository:            {max(outcomes, key=lambda o: o.seconds).repository} {max(o.seconds for o in outcomes):.2f} s   target < 2 s")
     print(f"crashes:                       {sum(1 for o in outcomes if o.crashed)}")
     for outcome in outcomes:
