@@ -215,6 +215,27 @@ def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_p
     assert [g.id for g in asked(formula, "formula")] == ["unstated-init:s"]  # not X of the formula before
 
 
+def test_a_term_added_to_the_objective_without_its_weight_is_asked(tmp_path):
+    """"we apply REPA [repa] as a regularizer to the 8th layer" and "we add an auxiliary contrastive
+    loss" leave open how much the term pulls: one routine question at the step; a weight said in the
+    sentence, or in a sentence of its paragraph that speaks of the regularizer, answers it ("8th" is
+    no weight)."""
+    def asked(body: str, folder: str) -> list[Gap]:
+        (tmp_path / folder).mkdir()
+        return [g for g in _paper(tmp_path / folder, "\\section{Method}\n" + body + "\n").gaps if g.id.startswith("open-step:regularize:")]
+
+    [gap] = asked("To stabilize training, we apply REPA [repa] with DINOv2-B as a regularizer to the 8th layer of the decoder.", "repa")
+    assert (gap.category, gap.blocking) == ("Missing Configuration Protocol", False)
+    assert gap.title == '"we apply REPA [repa] with DINOv2-B as a regularizer": its weight in the objective is not said'
+    assert len(asked("We also add an auxiliary contrastive loss on the pooled features.", "auxiliary")) == 1
+    for i, said in enumerate([
+        "We apply REPA [repa] as a regularizer with a weight of 0.5.",
+        "We apply REPA [repa] as a regularizer. The regularizer's coefficient $\\lambda$ is 0.5.",
+        "We also add an auxiliary contrastive loss, scaled by 0.1.",
+    ]):
+        assert asked(said, f"said{i}") == [], said
+
+
 def test_a_where_clause_that_leaves_out_a_symbol_asks_for_it_only_if_the_paper_never_names_it(tmp_path):
     """"where α = 0.5 weighs B" explains α, not γ: γ is asked at the equation. A where clause is one place
     of many: γ explained in another section (on the 17 real papers, every symbol a where clause left
