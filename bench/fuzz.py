@@ -445,6 +445,23 @@ def l_settings_62k(rng, ctx):
     return "one sentence stating many settings, 62 KB"
 
 
+def l_digit_run(rng, ctx):
+    digits = "1" * rng.choice([100_000, 300_000])
+    sentence = rng.choice([
+        f"We hold out {digits}\\% of the data for validation.",
+        f"We warm up for ${digits} T$ steps with a learning rate of {digits}.",
+    ])  # fmt: skip
+    _insert_in_body(rng, ctx.main, sentence.encode())
+    return f"a run of {len(digits):,} digits in a sentence"
+
+
+def l_assignment_list(rng, ctx):
+    count = rng.choice([5_000, 10_000])
+    assignments = ", ".join(f"$a_{{{i}}} = 1$" for i in range(count))
+    _insert_in_body(rng, ctx.main, f"We initialize {assignments}, and all are learnable parameters.".encode())
+    return f"one sentence of {count:,} assignments"
+
+
 def l_inline_math_1mb(rng, ctx):
     terms, size, i = [], 0, 0
     while size < MB:
@@ -490,6 +507,7 @@ LATEX_TARGETED = [
     ("dev_zero", l_dev_zero), ("huge_number", l_huge_number), ("nul_in_input", l_nul_in_input),
     ("unreadable", l_unreadable), ("settings_sentence_16k", l_settings_16k), ("settings_sentence_62k", l_settings_62k),
     ("inline_math_1mb", l_inline_math_1mb), ("input_cycle", l_input_cycle), ("macro_loop", l_macro),
+    ("digit_run", l_digit_run), ("assignment_list", l_assignment_list),
 ]
 
 

@@ -489,11 +489,12 @@ def _count_at(text: str, start: int, end: int, value: float | None) -> tuple[Hyp
 
 
 # "for $T = 100000$ steps": the symbol a count is given to. "$T/10$ steps", "$0.1 \cdot T$ steps": a
-# count written through another symbol's value.
+# count written through another symbol's value (its numbers read atomically: a run of a million
+# digits costs one pass).
 _ASSIGNED_SYMBOL_RE = re.compile(r"(?<![\w\\])(?P<symbol>[A-Za-z](?:_\{?\w+\}?)?)\s*=\s*$")
 _SYMBOLIC_COUNT_RE = re.compile(
-    r"(?<![\w.\\])(?:(?P<symbol>[A-Za-z](?:_\{?\w+\}?)?)\s*/\s*(?P<divisor>\d+(?:\.\d+)?)"
-    r"|(?P<factor>\d*\.?\d+)\s*(?:\\cdot|\\times|\*|×|·)?\s*(?P<of>[A-Za-z](?:_\{?\w+\}?)?))(?![\w.])"
+    r"(?<![\w.\\])(?:(?P<symbol>[A-Za-z](?:_\{?\w+\}?)?)\s*/\s*(?P<divisor>\d++(?:\.\d++)?)"
+    r"|(?P<factor>\d++(?:\.\d++)?|\.\d++)\s*(?:\\cdot|\\times|\*|×|·)?\s*(?P<of>[A-Za-z](?:_\{?\w+\}?)?))(?![\w.])"
 )
 
 
@@ -609,12 +610,19 @@ def _is_hypothetical(text: str, value_end: int) -> bool:
     return len(gap) <= _HYPOTHETICAL_GAP_WORDS and not set(gap) & _RELATIVE_OR_PURPOSE_WORDS
 
 
+_COORDINATED_READ = 16  # "for λ = 0, λ = 0.5 and λ = 1": assignments read back to their condition
+
+
 def _follows_condition(text: str, position: int, *, symbol: bool) -> bool:
     """Whether a condition word comes right before the name, or before the assignments it is
     coordinated with ("for λ = 0 and λ = 1")."""
     vocabulary = hyperparameter_vocabulary()
     conditions = vocabulary.conditional_words | (vocabulary.symbol_conditional_words if symbol else frozenset())
-    while match := _COORDINATED_ASSIGNMENT_RE.search(text, max(0, position - 60), position):
+    # A list of assignments is a few long: walking back over thousands would cost each value the list.
+    for _ in range(_COORDINATED_READ):
+        match = _COORDINATED_ASSIGNMENT_RE.search(text, max(0, position - 60), position)
+        if match is None:
+            break
         position = match.start()
     return any(word in conditions for word in _words_before(text, position, 2))
 

@@ -89,11 +89,19 @@ class PlainText:
         return source_end if at_end else source_start
 
     def in_math(self, start: int, end: int) -> bool:
-        return any(math_start <= start and end <= math_end for math_start, math_end in self.math)
+        span = self._last_math_from(start)
+        return span is not None and end <= span[1]
 
     def math_span(self, offset: int) -> tuple[int, int] | None:
         """The `$...$` span (plain offsets) that holds `offset`, if any."""
-        return next(((start, end) for start, end in self.math if start <= offset < end), None)
+        span = self._last_math_from(offset)
+        return span if span is not None and offset < span[1] else None
+
+    def _last_math_from(self, offset: int) -> tuple[int, int] | None:
+        """The last math span starting at or before `offset` (the spans are in order, apart): a
+        sentence with thousands of formulas costs each lookup a bisection, not a scan."""
+        i = bisect.bisect_right(self.math, (offset, float("inf"))) - 1
+        return self.math[i] if i >= 0 else None
 
 
 def to_plain(source: str) -> PlainText:

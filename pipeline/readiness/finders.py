@@ -7,6 +7,7 @@ component only discussed as related work).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import re
@@ -923,6 +924,7 @@ _LAYER_WORDS = re.compile(r"\b(?:projection|linear|layer|embedding|token|query|q
 _INITIALISED = re.compile(r"initiali[sz]|\binit\b|\binitial\s+values?\b|\bstart(?:s|ed|ing)?\s+(?:at|from|with)\b", re.I)
 _JOINING = re.compile(r"^\s*(?:,\s*)?(?:and\s+)?$")  # "$a$, $b$ and $c$ are learnable ..."
 _LAYER_SYMBOLS = frozenset("W")  # W, W_1, W^Q: a layer's weights
+_LISTED_SYMBOLS_READ = 8  # "$a$, $b$, ... are learnable": a declaration lists a few
 
 
 def _declared_learnable(sentence: Sentence) -> tuple[list[str], int, int] | None:
@@ -936,7 +938,7 @@ def _declared_learnable(sentence: Sentence) -> tuple[list[str], int, int] | None
             continue
         first = index
         while (
-            first > 0
+            first > max(0, index - _LISTED_SYMBOLS_READ)
             and _JOINING.match(plain.text[plain.math[first - 1][1] : plain.math[first][0]])
             and "=" not in plain.text[plain.math[first - 1][0] : plain.math[first - 1][1]]  # a formula ends the list
         ):
@@ -950,15 +952,23 @@ def _declared_learnable(sentence: Sentence) -> tuple[list[str], int, int] | None
     return None
 
 
-def _clauses(sentence: Sentence) -> list[tuple[int, int]]:
-    """A sentence's clauses (plain spans) split at the commas and semicolons of its prose, not of its
-    math: "$a, b$ are learnable, and $c$ is used for the initialization of $d$" is two."""
-    plain = sentence.plain
-    in_math = [False] * len(plain.text)
-    for start, end in plain.math:
-        in_math[start:end] = [True] * (end - start)
-    cuts = [i for i, char in enumerate(plain.text) if char in ",;" and not in_math[i]]
-    return list(zip([0, *(c + 1 for c in cuts)], [*cuts, len(plain.text)]))
+def _in_initialising_clauses(sentences: list[Sentence]) -> Iterator[tuple[Sentence, int, int]]:
+    """(sentence, plain start, plain end) of each formula standing in a clause that speaks of a start
+    ("we initialize $\\gamma$ to an all-one vector"). Clauses end at the commas and semicolons of the
+    prose, not of the math: "$a, b$ are learnable, and $c$ is used for the initialization of $d$" is two."""
+    for sentence in sentences:
+        plain = sentence.plain
+        if not _INITIALISED.search(plain.text):
+            continue
+        in_math = bytearray(len(plain.text))
+        for start, end in plain.math:
+            in_math[start:end] = b"\x01" * (end - start)
+        cuts = [m.start() for m in re.finditer(r"[,;]", plain.text) if not in_math[m.start()]]
+        clauses = zip([0, *(cut + 1 for cut in cuts)], [*cuts, len(plain.text)])
+        initialising = [bool(_INITIALISED.search(plain.text, start, end)) for start, end in clauses]
+        for start, end in plain.math:
+            if initialising[bisect.bisect_right(cuts, start)]:
+                yield sentence, start, end
 
 
 def uninitialised_parameters(reading: Reading) -> Iterator[Gap]:
@@ -970,14 +980,9 @@ def uninitialised_parameters(reading: Reading) -> Iterator[Gap]:
         return
     everywhere = [*reading.framing_sentences, *reading.sentences]
     started = set()  # the symbols a clause gives a start: "we initialize $\\gamma$ to an all-one vector"
-    for sentence in everywhere:
-        if _INITIALISED.search(sentence.plain.text):
-            for clause_start, clause_end in _clauses(sentence):
-                if _INITIALISED.search(sentence.plain.text, clause_start, clause_end):
-                    for start, end in sentence.plain.math:
-                        if clause_start <= start and end <= clause_end:
-                            source_start, source_end = sentence.plain.source_span(start, end)
-                            started.update(f.symbol for f in parse_latex_math(sentence.text[source_start:source_end]).symbols)
+    for sentence, start, end in itertools.islice(_in_initialising_clauses(everywhere), _INLINE_FORMULAS_READ):
+        source_start, source_end = sentence.plain.source_span(start, end)
+        started.update(f.symbol for f in parse_latex_math(sentence.text[source_start:source_end]).symbols)
     named = {h.name for h in reading.spec.hyperparameters} | {h.normalized_name for h in reading.spec.hyperparameters}
     valued = _valued_in_text(everywhere) | named
     asked: set[str] = set()
