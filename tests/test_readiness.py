@@ -387,8 +387,9 @@ def test_a_reported_metric_without_its_protocol_is_asked_once_at_its_first_sente
 def test_numbers_on_a_validation_set_nobody_defines_ask_which_data_it_is(tmp_path):
     """"Loss on the validation set" of a model trained on an unnamed corpus says no data: asked once,
     as routine, at the first such sentence. Silent when the data is known: named in the sentence or
-    its paragraph, a dataset with official splits that its section trains on (an evaluation suite
-    such as HellaSwag is not one), or a split the paper makes or sizes anywhere."""
+    its paragraph, a dataset with official splits the paper uses (an evaluation suite such as
+    HellaSwag is not one), training data said by name, or a split the paper makes or sizes anywhere.
+    "Divide the loss into two parts" or "65% of the parameters" make no split."""
     ablation = "\\section{Ablations}\nWe train 1.4B models and compare HellaSwag accuracy.\n\nWe report language modeling loss on the validation set.\n\nThe loss on the validation set drops.\n"
 
     def data_gaps(body: str) -> list[Gap]:
@@ -397,7 +398,8 @@ def test_numbers_on_a_validation_set_nobody_defines_ask_which_data_it_is(tmp_pat
     [gap] = data_gaps(ablation)
     assert (gap.kind, gap.category, gap.blocking) == ("open-step", "Missing Data Specification", False)
     assert gap.title == '"the validation set": the data it holds is not said'
-    assert gap.evidence[0].location.line == 4 and gap.evidence[0].quote.startswith  # 0-based("We report language modeling loss")
+    assert gap.evidence[0].location.line == 4  # 0-based
+    assert gap.evidence[0].quote.startswith("We report language modeling loss")
     assert "Held out from which data, how large" in gap.question
     for known in [
         ablation.replace("1.4B models", "1.4B models on ImageNet"),  # its section trains on data with splits
@@ -407,10 +409,15 @@ def test_numbers_on_a_validation_set_nobody_defines_ask_which_data_it_is(tmp_pat
         ablation + "The validation set contains 5,000 documents.\n",
         ablation + "We split the corpus into training and validation sets.\n",
         ablation + "We use 3,000 papers from 2022 as the validation data.\n",
+        ablation + "We randomly partition the corpus into 80\\%/10\\%/10\\% for training, validation and testing.\n",
+        ablation + "The last 1,000 documents form the validation set.\n",
+        "\\section{Setup}\nWe train ResNet-18 on CIFAR-10.\n" + ablation,  # another section trains on data with splits
+        "\\section{Setup}\nWe train on AFHQ-Dog.\n" + ablation,  # training data named, though unknown here
     ]:
         assert data_gaps(known) == [], known
     # A value tuned there is no number measured there ("tuned-on-validation" asks which value came out).
     assert data_gaps("\\section{Method}\nThe temperature is tuned on the validation set.\n") == []
+    assert len(data_gaps(ablation + "We divide the loss into two parts. It needs 65\\% of the parameters.\n")) == 1
     # Data that comes with no held-out split of its own is no answer.
     assert len(data_gaps(ablation.replace("1.4B models", "1.4B models on FFHQ"))) == 1
 

@@ -459,6 +459,8 @@ def metric_protocols(reading: Reading) -> Iterator[Gap]:
         )
 
 
+# Training data said by name: "we train on AFHQ-Dog", "models trained on C4" (its held-out part is that data's).
+_TRAINED_ON_NAMED_DATA = re.compile(r"\b(?i:we\s+(?:also\s+|first\s+|then\s+)?(?:pre-?)?train|(?:is|are|was|were)\s+(?:pre-?)?trained|we\s+fine-?tune)\b[^.;]{0,60}?\bon\s+(?:the\s+)?(?:[A-Z][a-z]+[A-Z]|[A-Z]{2,}|[A-Z][a-z]*\d|[A-Z][\w]*-[A-Z\d])")
 # A name the sentence gives its data by: "LongBench", "C4", "WikiText"; a citation is one too.
 _DATA_NAME = re.compile(r"\[[^\]]{1,200}\]|\b(?:[A-Z][a-z]+[A-Z]|[A-Z]{2,}\d|[A-Z][a-z]*\d)\w*")
 
@@ -466,30 +468,23 @@ _DATA_NAME = re.compile(r"\[[^\]]{1,200}\]|\b(?:[A-Z][a-z]+[A-Z]|[A-Z]{2,}\d|[A-
 def undefined_held_out_data(reading: Reading) -> Iterator[Gap]:
     """Numbers measured on "the validation set" of data that has none the reader knows of (metrics.yaml
     `held_out`): asked once, at the first such sentence, unless a sentence speaking of it names its
-    data, or that sentence's paragraph names a dataset, or its level-1 section uses a dataset with
-    official splits, or the paper makes or sizes a split itself."""
+    data or stands in a paragraph naming a dataset, the paper trains or evaluates on a dataset with
+    official splits or says what it trains on by name ("we train on AFHQ-Dog"), or it makes or sizes
+    a split itself."""
     knowledge = metrics().held_out
     mentions = [(s, m) for s in reading.sentences for m in [knowledge.mentions.search(s.plain.text)] if m]
     if not mentions:
         return
-    standard_split = next(w for w in ambiguous_wordings() if w.id == "standard-split").pattern
-    if any(knowledge.made.search(s.plain.text) or standard_split.search(s.plain.text) for s in reading.sentences):
+    if any(knowledge.made.search(s.plain.text) or _TRAINED_ON_NAMED_DATA.search(s.plain.text) for s in reading.sentences):
         return
     framing = {id(s.paragraph) for s in reading.framing_sentences}
     datasets_of: dict[int, set[str]] = {}  # a paragraph → the datasets it names that have held-out splits
-    with_splits: dict[str | None, set[str]] = {}  # a level-1 section → the datasets it trains or evaluates on
     for paragraph in reading.spec.paragraphs:
-        if id(paragraph) in framing:
-            continue
-        named = {m.name for m in find_mentions(paragraph.text) if m.kind == "dataset"} - knowledge.without_official_splits
-        datasets_of[id(paragraph)] = named
-        with_splits.setdefault(reading.top_sections.get(paragraph.section_id or ""), set()).update(named - knowledge.evaluation_suites)
-    if any(
-        _DATA_NAME.search(sentence.plain.text)
-        or datasets_of.get(id(sentence.paragraph))
-        or with_splits.get(reading.top_sections.get(sentence.paragraph.section_id or ""))
-        for sentence, _ in mentions
-    ):
+        if id(paragraph) not in framing:
+            datasets_of[id(paragraph)] = {m.name for m in find_mentions(paragraph.text) if m.kind == "dataset"} - knowledge.without_official_splits
+    if any(named - knowledge.evaluation_suites for named in datasets_of.values()):
+        return  # a dataset the paper trains or evaluates on, with its official splits
+    if any(_DATA_NAME.search(sentence.plain.text) or datasets_of.get(id(sentence.paragraph)) for sentence, _ in mentions):
         return  # once its data is said where the paper speaks of it, "the validation set" is that data
     measured = next(((s, m) for s, m in mentions if knowledge.measured.search(s.plain.text)), None)
     if measured is None:
