@@ -144,7 +144,8 @@ def test_undefined_symbol_is_silent_once_the_text_names_it(tmp_path):
 def test_a_setting_symbol_whose_value_a_hyperparameter_table_row_gives_is_stated(tmp_path):
     """"where λ balances the two terms" with a settings table's row "$\\lambda$ | 0.5" (or "Loss
     weight $\\lambda$ | 0.5") states λ: no question, and λ's value is what a check or a scaffold reads.
-    A results table's row named by λ states nothing."""
+    A row with a value per experiment states λ but gives it no one value; a row of another setting
+    that names λ ("Weight of $L_1$ relative to $\\mu$") and a results table's row state nothing."""
     method = "\\section{Method}\n\\begin{equation}L = A + \\lambda B\\end{equation}\nwhere $\\lambda$ balances the two terms.\n"
 
     def table(caption: str, row: str) -> str:
@@ -156,6 +157,12 @@ def test_a_setting_symbol_whose_value_a_hyperparameter_table_row_gives_is_stated
         assert [g.id for g in report.gaps if g.kind in ("undefined-symbol", "unstated-value")] == [], row
         [lam] = [info for info in read_paper(tmp_path / str(i) / "main.tex", use_cache=False).symbols if info.symbol == "λ"]
         assert (lam.value_given, lam.value) == (True, 0.5)
+    # One value per experiment column is no one value; a row "of" or "for" a symbol does not state it.
+    columns = method.replace("B\\end{equation}", "B + \\mu C\\end{equation}") + "\\section{Settings}\n\\begin{table}[h]\\caption{Hyperparameters}\n\\begin{tabular}{lll}\nSetting & CIFAR-10 & ImageNet \\\\\n$\\lambda$ & 0.5 & 1.0 \\\\\nWeight of $L_1$ relative to $\\mu$ & 2 & 2 \\\\\nBatch size & 64 & 256 \\\\\n\\end{tabular}\\end{table}\n"
+    (tmp_path / "columns").mkdir()
+    (tmp_path / "columns" / "main.tex").write_text("\\documentclass{article}\\begin{document}\n" + columns + "\n\\end{document}\n")
+    symbols = {info.symbol: (info.value_given, info.value) for info in read_paper(tmp_path / "columns" / "main.tex", use_cache=False).symbols}
+    assert symbols["λ"] == (True, "0.5 / 1.0") and symbols["μ"] == (False, None)
     results = method + "\\section{Results}\n\\begin{table}[h]\\caption{Accuracy for each weight.}\n\\begin{tabular}{ll}\nWeight & Accuracy \\\\\n$\\lambda$ & 0.5 \\\\\n\\end{tabular}\\end{table}\n"
     assert [g.id for g in _paper(tmp_path, results).gaps] == ["unstated-value:λ"]
 

@@ -66,8 +66,10 @@ def from_table(table: Table) -> tuple[list[Hyperparameter], list[Component], dic
         for i, (entry, unnamed) in sorted(row_names.items()):
             values = _row_values(table, i, rows[i], entry, unnamed, header, declared + _row_mentions(rows[i]))
             hyperparameters += values
-            if values and (symbol := trailing_symbol(to_plain(rows[i][0].raw))):
-                symbol_values.setdefault(symbol_key(symbol), values[0].value)
+            if values and (symbol := _symbol_named(rows[i][0])):
+                # Columns for several experiments with several values give no one value of the symbol.
+                stated = list(dict.fromkeys(value.value for value in values))
+                symbol_values.setdefault(symbol_key(symbol), stated[0] if len(stated) == 1 else " / ".join(map(str, stated)))
         # The table is one statement: a component's attributes are what any of its rows gives it.
         components = [component for i in named for component in _row_components(table, i, rows[i], hyperparameters)]
     elif rows and (captioned or _rows_name_models(rows)):
@@ -78,6 +80,17 @@ def from_table(table: Table) -> tuple[list[Hyperparameter], list[Component], dic
 # A model's name as a configuration table's row gives it: "LLaMA 7B", "ViT-B/16", "DiT-XL/2", "GPT-2 medium".
 _MODEL_NAME_RE = re.compile(r"^[A-Za-z][\w.-]*[A-Z][\w.-]*(?:[\s/-]+\w[\w.]*)*$")
 _MODEL_SIZE_RE = re.compile(r"\d+(?:\.\d+)?\s*[BMK]\b|[-/ ](?:XS|S|B|M|L|XL|XXL|H|G|Ti|tiny|small|base|medium|large|huge|giant)\b|\d")
+
+
+# "Weight of $L_1$ relative to $\lambda$", "Learning rate for $\phi$": the symbol is what the setting
+# is of or for, not the setting itself ("Loss weight $\lambda$", "$\lambda$").
+_SYMBOL_OF_ANOTHER_RE = re.compile(r"\b(?:of|for|to|per|between|relative|on|with)\b", re.I)
+
+
+def _symbol_named(name: _Cell) -> str | None:
+    """The symbol a row's name gives its values to: "$\\lambda$", "Loss weight $\\lambda$"."""
+    symbol = trailing_symbol(to_plain(name.raw))
+    return symbol if symbol is not None and not _SYMBOL_OF_ANOTHER_RE.search(name.plain) else None
 
 
 def _rows_name_models(rows: list[list[_Cell]]) -> bool:
