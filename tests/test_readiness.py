@@ -195,9 +195,10 @@ def test_a_setting_only_an_inline_formula_uses_is_asked_when_no_value_is_given(t
 
 def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_path):
     """"where $a, b \\in R^d$ are learnable vectors" with no word of how they start is one routine
-    question at the declaration; a clause that initialises them answers it (another clause of the
-    same sentence initialising something else does not); a layer's weights, a formula before the
-    list, and a parameter with a stated value are not asked."""
+    question at the declaration. A start said anywhere answers it: in a clause after the declaration
+    with no other formula between, in the next sentence ("It is initialized to 1."), for every
+    parameter, or as a value; the initialization of another symbol in the same sentence does not. A
+    parameter said not to be learnable, a layer's weights, a token, an embedding or a query is not asked."""
     declared = "\\section{Method}\nWe compute $z = W x$, where $\\mathbf{a}, \\mathbf{b} \\in \\mathbb{R}^d$ are learnable vectors, and $c \\in (0,1)$ is a constant used for the initialization of $\\lambda$.\n"
 
     def asked(body: str, folder: str) -> list[Gap]:
@@ -207,19 +208,22 @@ def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_p
     [gap] = asked(declared, "bare")
     assert (gap.id, gap.kind, gap.blocking) == ("unstated-init:a,b", "unstated-value", False)
     assert gap.title == "a, b: how they are initialised is not said"
-    where = gap.evidence[0].location  # the list of symbols (0-based line)
-    assert where.line == 2 and gap.evidence[0].quote.startswith("We compute")
+    assert gap.evidence[0].location.line == 2 and "are learnable vectors" in gap.evidence[0].quote  # 0-based
+    scalar = "\\section{Method}\nHere $\\alpha$ is a learnable scalar parameter"
     for i, answered in enumerate([
         declared + "We initialize $\\mathbf{a}$ and $\\mathbf{b}$ to zero vectors.\n",
-        declared.replace("are learnable vectors", "are learnable vectors initialized to zero"),
+        scalar + ", initialized to 1.\n",
+        scalar + ". It is initialized to 1.\n",
+        scalar + ". All learnable parameters are initialized from a normal distribution.\n",
+        scalar + ".\n\\section{Setup}\nWe use $\\alpha = 0.5$.\n",
+        "\\section{Method}\nHere $\\tau$ is not a learnable parameter.\n",
+        "\\section{Method}\nwhere $W^O \\in \\mathbb{R}^{d \\times d}$ is a learnable projection matrix.\n",
+        "\\section{Method}\nThe mask token $m$ is a learnable vector.\n",
+        "\\section{Method}\nThe positional embedding $P$ is a learnable matrix.\n",
+        "\\section{Method}\nwhere $\\bm{z}_{\\emptyset}$ is a learnable \\textit{null-condition} token shared by all positions.\n",
     ]):
         assert asked(answered, f"answered{i}") == [], answered
-    layer = "\\section{Method}\nwhere $W^O \\in \\mathbb{R}^{d \\times d}$ is a learnable projection matrix, and $\\mathbf{q}$ is a learnable query token.\n"
-    assert asked(layer, "layer") == []
-    valued = "\\section{Method}\nwhere $\\alpha$ is a learnable scalar parameter.\n\\section{Setup}\nWe use $\\alpha = 0.5$.\n"
-    assert asked(valued, "valued") == []
-    formula = "\\section{Method}\nWe define $g(X) = X W$, and $s$ is a learnable parameter.\n"
-    assert [g.id for g in asked(formula, "formula")] == ["unstated-init:s"]  # not X of the formula before
+    assert [g.id for g in asked(scalar + ".\n", "scalar")] == ["unstated-init:α"]
 
 
 def test_a_term_added_to_the_objective_without_its_weight_is_asked(tmp_path):

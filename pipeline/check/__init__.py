@@ -39,13 +39,14 @@ from ..code.sites import SourceText
 from ..extract.components import find_mentions
 from ..extract.hyperparameters import symbol_name
 from ..extract.knowledge import PhraseSet, hyperparameter_vocabulary
+from ..extract.learnable import learnable_symbols
 from ..extract.parts import appendix_sections, framing_sections, top_section
 from ..extract.values import binary_reading
 from ..extract.sentences import sentences_of
 from ..readiness.finders import NOT_A_SETTING, Reading, delegations, setting_statuses, training_evidence, used_components
 from ..readiness.knowledge import requirements
 from .equations import equation_findings
-from .initial_values import initial_value_findings, learnable_symbols
+from .initial_values import initial_value_findings
 from .loss_terms import chosen_distance, distance_terms, objective_over_time, unweighted_terms, weighted_term
 from .scope import file_words, fits, fold, for_a_baseline, for_a_variant, paragraph_scope, table_scope, holds_no_run, named_in, names_another_experiment, outside_the_paper, paper_names, scope_of, site_context, site_stage, untold, variant_families
 from .units import code_measure, comparable, paper_measure

@@ -6,7 +6,7 @@ paper left open, as a hyperparameter the paper never states does. A paper that s
 starts ("we initialize $\\gamma$ to an all-one vector", "$\\alpha$ is initialized to 0.5") states
 it: its parameters are not reported here (their values are compared as any stated value).
 
-The paper side is prepared once per paper (`learnable_symbols`); the code side reads, in each
+The paper side is prepared once per paper (`extract.learnable.learnable_symbols`); the code side reads, in each
 function holding `nn.Parameter(` or `init.<name>_(self.`, the assignments `self.<name> =
 nn.Parameter(...)` and the in-place initialisers `nn.init.normal_(self.<name>, ...)` whose name
 stands for one of those symbols (`lambda_q1` for λ_{q_1}; `rho_raw`, a raw value the code maps to ρ,
@@ -16,113 +16,30 @@ for ρ_i).
 from __future__ import annotations
 
 import ast
-import functools
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from ...schemas import CodeIndex, CodeLocation, Evidence, Finding, Fix, FunctionSite, PaperSpec
-from ..algebra import SKETCH
+from ...schemas import CodeIndex, CodeLocation, Evidence, Finding, Fix, FunctionSite
 from ..code.formula import own_attribute
 from ..code.incremental import ModuleDefinitions
 from ..code.sites import source_lines
-from ..extract.formula import Unreadable, read_formula
-from ..extract.parts import INLINE_MATH_RE, framing_sections
-from ..extract.sentences import sentences_of
-from ..ingest.positions import span_location
 from ..text import readable, shorten
 from .binding import spells
 from .equations import Memo, definition_node, functions_holding
 
-_LEARNABLE_RE = re.compile(r"\b(?:learnable|trainable)\b", re.I)
-# A symbol the sentence declares learnable: "$\alpha$ is a learnable scalar", "with $\rho_i$ being a
-# learnable parameter", "$A, B \in \mathbb{R}^d$ are learnable"; or "the learnable scale $\alpha$".
-_DECLARED_AFTER_RE = re.compile(
-    r"^(?:\s*(?:,|,?\s*and)\s*(?:[A-Za-z-]+\s+){0,3}\$[^$]{1,300}\$){0,8}"  # "$\gamma$ and the shift $\beta$ are learnable": each
-    r"\s*,?\s*(?:is|are|being|be)\s+(?:\w+\s+){0,3}?(?:learnable|trainable)(?:\s+[A-Za-z-]+)?\b",
-    re.I,
-)
-_DECLARED_BEFORE_RE = re.compile(r"(?<![\w-])(?:learnable|trainable)(?:\s+[A-Za-z-]+){0,2}\s*$", re.I)
-# "is not learnable", "the non-trainable τ", "fixed rather than learnable": the opposite.
-_DENIED_RE = re.compile(r"\b(?:not|never|no|non|un|rather\s+than|instead\s+of|unlike)\W*(?:\w+\W+){0,1}(?:learnable|trainable)\b", re.I)
-# What follows a symbol in its own math span: its domain or value (`\in \mathbb{R}^d`, `= 0.5`), not symbols declared.
-_DOMAIN_RE = re.compile(r"\\in\b|=|\\subset|>|<|\\geq|\\leq")
 # Conventional starts (a bias at zero, a scale at one, an identity) decide nothing the paper left open.
 _CONVENTIONAL_CALLS = frozenset({"zeros", "ones", "zeros_", "ones_", "zeros_like", "ones_like", "eye", "eye_", "dirac_"})
 # Tensors made to be filled later (`torch.empty(d)`, then an `init.*_` call): no start of their own.
 _UNFILLED_CALLS = frozenset({"empty", "empty_like", "Tensor", "FloatTensor"})
 # Calls that keep the values of what they are called on.
 _KEEPING_CALLS = frozenset({"to", "float", "double", "half", "cuda", "cpu", "view", "reshape", "unsqueeze", "squeeze", "expand", "repeat", "clone", "detach", "contiguous", "type"})
-_INITIALISED_RE = re.compile(r"\binitiali[sz]\w*|\binit\b", re.I)
-# "All weights are initialized from N(0, 0.02)": a start stated for every parameter.
-_EVERY_PARAMETER_RE = re.compile(r"\b(?:all|every)\s+(?:(?:the|other|model|network|learnable|trainable)\s+){0,2}(?:weights|parameters)\b", re.I)
-# A few words between a symbol and "initialized" still say how it starts ("α is initialized to").
-_SAID_BEFORE_RE = re.compile(r"^\s*(?:\S+\s+){0,3}initiali[sz]", re.I)
 # Words code adds to a parameter's name for the raw value it maps to the symbol (`rho_raw` → ρ).
 _RAW_SUFFIXES = ("raw", "param", "parameter", "logit", "unconstrained")
 _RANDOM_CALLS = frozenset({"normal_", "normal", "randn", "rand", "uniform_", "uniform", "trunc_normal_", "truncated_normal", "randn_like", "rand_like", "randint"})
 # In-place initialisers of `nn.init` that set fixed values; every other one draws at random (xavier_, kaiming_, orthogonal_).
 _FIXED_INITIALISERS = frozenset({"constant_", "zeros_", "ones_", "eye_", "dirac_"})
 _PREFILTER_RE = re.compile(r"Parameter\(|init\.\w+_\(\s*self\.")
-
-
-def learnable_symbols(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
-    """The symbols the method declares learnable and no sentence says how to start: each by the name
-    the formula reader gives it → (its LaTeX, the words declaring it learnable)."""
-    framing = framing_sections(spec)
-    learnable: dict[str, tuple[str, Evidence]] = {}
-    started: set[str] = set()
-    for paragraph in spec.paragraphs:
-        if not _INITIALISED_RE.search(paragraph.text) and ("$" not in paragraph.text or not _LEARNABLE_RE.search(paragraph.text)):
-            continue
-        for sentence in sentences_of(paragraph):
-            text = sentence.text
-            declares = paragraph.section_id not in framing and _LEARNABLE_RE.search(text)
-            initialised = _INITIALISED_RE.search(text)
-            if not (declares or initialised):
-                continue
-            if initialised and _EVERY_PARAMETER_RE.search(text):
-                return {}  # every parameter's start is stated
-            for math in INLINE_MATH_RE.finditer(text):
-                named = _symbols_named(math[1])
-                if initialised and (math.start() > initialised.start() or _SAID_BEFORE_RE.match(text[math.end() :])):
-                    started |= {name for _, name in named}
-                after = declares and _DECLARED_AFTER_RE.match(text[math.end() :])
-                before = declares and not after and _DECLARED_BEFORE_RE.search(text[: math.start()])
-                said_words = text[math.end() : math.end() + after.end()] if after else text[max(0, before.start() - 30) : math.start()] if before else ""
-                if _DENIED_RE.search(said_words):
-                    after = before = None
-                if named and (after or before):
-                    # The quote: the symbol and the words declaring it ("$\rho_i$ being a learnable parameter").
-                    start, end = (math.start(), math.end() + after.end()) if after else (before.start(), math.end())
-                    said = Evidence(quote=" ".join(text[start:end].split()), location=span_location(paragraph, sentence.start + start, sentence.start + end))
-                    for latex, name in named:
-                        learnable.setdefault(name, (latex, said))
-    return {name: said for name, said in learnable.items() if name not in started}
-
-
-def _symbols_named(math: str) -> list[tuple[str, str]]:
-    r"""The symbols a math span names before its domain or value: `\mathbf{u}, \mathbf{v} \in
-    \mathbb{R}^d` → u, v; `\alpha = 0.5` → alpha; a formula of several names (`y = x + b`) → y."""
-    head = _DOMAIN_RE.split(math, maxsplit=1)[0]
-    pieces, depth, start = [], 0, 0
-    for position, character in enumerate(head):
-        depth += 1 if character == "{" else -1 if character == "}" else 0
-        if character == "," and depth == 0:
-            pieces.append(head[start:position])
-            start = position + 1
-    pieces.append(head[start:])
-    return [(piece.strip(), name) for piece in pieces if piece.strip() and (name := _name_of(piece.strip()))]
-
-
-@functools.lru_cache(maxsize=1024)
-def _name_of(latex: str) -> str | None:
-    r"""The one name the formula reader gives a symbol's LaTeX (`\mathbf{\lambda_{q_1}}` → lambda_q1)."""
-    try:
-        expression = read_formula(f"y = {latex}", SKETCH).expression
-    except Unreadable:
-        return None
-    return next(iter(expression.names)) if len(expression.names) == 1 and not expression.operations else None
 
 
 def initial_value_findings(root: Path, index: CodeIndex, sources: Mapping[str, str], learnable: Mapping[str, tuple[str, Evidence]]) -> list[Finding]:

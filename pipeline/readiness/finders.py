@@ -7,7 +7,6 @@ component only discussed as related work).
 
 from __future__ import annotations
 
-import bisect
 import functools
 import itertools
 import re
@@ -20,6 +19,7 @@ from ..algebra import Unreadable, sympy_algebra
 from ..extract.formula import defined_name, read_formula
 from ..extract.hyperparameters import symbol_name
 from ..extract.knowledge import hyperparameter_vocabulary, symbol_key
+from ..extract.learnable import learnable_symbols
 from ..extract.parts import framing_sections, section_tops
 from ..extract.sentences import Sentence, sentences_of
 from ..extract.symbols import parse_latex_math, symbol_definitions
@@ -906,99 +906,35 @@ def unstated_inline_settings(reading: Reading) -> Iterator[Gap]:
         )
 
 
-# "$\\rho_i$ being a learnable parameter", "$\\gamma$ and $\\beta$ are learnable vector parameters",
-# "$s$ was treated as a learnable parameter": the method's own parameters (a layer's weights, biases,
-# embeddings or tokens start as the framework starts them: not asked).
-_LEARNABLE = re.compile(
-    r"\s*(?:is|are|was|were|being)\s+(?:\w+\s+)?(?:as\s+)?(?:a\s+|an\s+)?(?:set\s+of\s+|pair\s+of\s+)?"
-    r"(?P<words>(?:[\w-]+\s+){0,2}?)(?:learnable|learned|learnt|trainable)\s+(?P<kind>(?:[\w-]+\s+){0,2}?)"
-    r"(?:parameters?|vectors?|matri(?:x|ces)|scalars?|coefficients?)\b",
-    re.I,
-)
-_LAYER_WORDS = re.compile(r"\b(?:projection|linear|layer|embedding|token|query|queries|weight|bias)", re.I)
-_INITIALISED = re.compile(r"initiali[sz]|\binit\b|\binitial\s+values?\b|\bstart(?:s|ed|ing)?\s+(?:at|from|with)\b", re.I)
-_JOINING = re.compile(r"^\s*(?:,\s*)?(?:and\s+)?$")  # "$a$, $b$ and $c$ are learnable ..."
-_LAYER_SYMBOLS = frozenset("W")  # W, W_1, W^Q: a layer's weights
-_LISTED_SYMBOLS_READ = 8  # "$a$, $b$, ... are learnable": a declaration lists a few
-
-
-def _declared_learnable(sentence: Sentence) -> tuple[list[str], int, int] | None:
-    """The symbols a sentence declares learnable parameters of the method, with the plain span of
-    their math: the run of formulas right before "is/are/being ... learnable ...", joined only by
-    commas and "and"; what follows `\\in` is their domain."""
-    plain = sentence.plain
-    for index, (start, end) in enumerate(plain.math):
-        match = _LEARNABLE.match(plain.text, end)
-        if match is None or _LAYER_WORDS.search(match["words"] + match["kind"]):
-            continue
-        first = index
-        while (
-            first > max(0, index - _LISTED_SYMBOLS_READ)
-            and _JOINING.match(plain.text[plain.math[first - 1][1] : plain.math[first][0]])
-            and "=" not in plain.text[plain.math[first - 1][0] : plain.math[first - 1][1]]  # a formula ends the list
-        ):
-            first -= 1
-        symbols = []
-        for math_start, math_end in plain.math[first : index + 1]:
-            source_start, source_end = plain.source_span(math_start, math_end)
-            latex = re.split(r"\\in\b|∈", sentence.text[source_start:source_end])[0]
-            symbols += [f.symbol for f in parse_latex_math(latex).symbols if f.symbol[:1] not in NOT_A_SETTING | _LAYER_SYMBOLS]
-        return (list(dict.fromkeys(symbols)), plain.math[first][0], end) if symbols else None
-    return None
-
-
-def _in_initialising_clauses(sentences: list[Sentence]) -> Iterator[tuple[Sentence, int, int]]:
-    """(sentence, plain start, plain end) of each formula standing in a clause that speaks of a start
-    ("we initialize $\\gamma$ to an all-one vector"). Clauses end at the commas and semicolons of the
-    prose, not of the math: "$a, b$ are learnable, and $c$ is used for the initialization of $d$" is two."""
-    for sentence in sentences:
-        plain = sentence.plain
-        if not _INITIALISED.search(plain.text):
-            continue
-        in_math = bytearray(len(plain.text))
-        for start, end in plain.math:
-            in_math[start:end] = b"\x01" * (end - start)
-        cuts = [m.start() for m in re.finditer(r"[,;]", plain.text) if not in_math[m.start()]]
-        clauses = zip([0, *(cut + 1 for cut in cuts)], [*cuts, len(plain.text)])
-        initialising = [bool(_INITIALISED.search(plain.text, start, end)) for start, end in clauses]
-        for start, end in plain.math:
-            if initialising[bisect.bisect_right(cuts, start)]:
-                yield sentence, start, end
-
-
 def uninitialised_parameters(reading: Reading) -> Iterator[Gap]:
-    """Parameters the method declares learnable ("$\\rho_i$ being a learnable parameter for individual
-    numerical features") that no sentence says how to start: no sentence naming them speaks of their
-    initialisation or start, and no value is stated for them. One routine question per declaration."""
-    declared = [(sentence, found) for sentence in reading.sentences if _LEARNABLE.search(sentence.plain.text) for found in [_declared_learnable(sentence)] if found]
+    """Parameters the method declares learnable that the paper never says how to start
+    (`extract.learnable`: "$\\rho_i$ being a learnable parameter for individual numerical features"),
+    other than a network's parameters and a layer's weights (θ, W), and those given a value: one
+    routine question per declaration."""
+    everywhere = [*reading.framing_sentences, *reading.sentences]
+    declared = learnable_symbols(reading.spec)
     if not declared:
         return
-    everywhere = [*reading.framing_sentences, *reading.sentences]
-    started = set()  # the symbols a clause gives a start: "we initialize $\\gamma$ to an all-one vector"
-    for sentence, start, end in itertools.islice(_in_initialising_clauses(everywhere), _INLINE_FORMULAS_READ):
-        source_start, source_end = sentence.plain.source_span(start, end)
-        started.update(f.symbol for f in parse_latex_math(sentence.text[source_start:source_end]).symbols)
     named = {h.name for h in reading.spec.hyperparameters} | {h.normalized_name for h in reading.spec.hyperparameters}
-    valued = _valued_in_text(everywhere) | named
-    asked: set[str] = set()
-    for sentence, (symbols, start, end) in declared:
-        open_ = [
-            s for s in symbols
-            if s not in started and s not in asked and not ({s, symbol_name(s), f"{s}_0", f"{s}_init"} & valued)
-        ]  # fmt: skip
-        if not open_:
+    valued = _valued_in_text(everywhere) | named | {info.symbol for info in reading.spec.symbols if info.value_given}
+    by_declaration: dict[str, tuple[Evidence, list[str]]] = {}
+    for name, (latex, evidence) in declared.items():
+        found = parse_latex_math(latex).symbols
+        symbol = found[0].symbol if found and "{}" not in found[0].symbol else " ".join(latex.split())
+        if symbol[:1] in NOT_A_SETTING or symbol[:1] == "W" or {symbol, name, symbol_name(symbol), f"{symbol}_0"} & valued:
             continue
-        asked.update(open_)
-        listed = ", ".join(open_)
-        one = len(open_) == 1
+        by_declaration.setdefault(evidence.location.short(), (evidence, []))[1].append(symbol)
+    for evidence, symbols in by_declaration.values():
+        listed = ", ".join(symbols)
+        one = len(symbols) == 1
         yield _gap(
-            id=f"unstated-init:{','.join(open_)}",
+            id=f"unstated-init:{','.join(symbols)}",
             kind="unstated-value",
             category="Missing Configuration Protocol",
             title=f"{listed}: how {'it is' if one else 'they are'} initialised is not said",
             detail="The paper declares learnable parameters of its own but not their initial values; training starts from them.",
             blocking=False,  # an implementation can start somewhere; the paper's runs started elsewhere, maybe
-            evidence=[_sentence_evidence(sentence, start, end)],
+            evidence=[evidence],
             question=f"The paper says {listed} {'is' if one else 'are'} learnable but not how {'it is' if one else 'they are'} initialised. With which values or distribution did training start?",
             readings=["zeros (ones for a scale)", "small random values (a normal or uniform draw)", "a value derived from another setting"],
         )

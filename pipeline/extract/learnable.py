@@ -1,0 +1,127 @@
+"""The parameters a paper declares learnable and never says how to start.
+
+"$\\lambda_{q_1}, \\dots \\in \\mathbb{R}^d$ are learnable vectors" with no word on how they start
+leaves the start to the implementer: `paperlens check` compares the code's start against nothing
+the paper says (a guess), `paperlens gaps` asks for it. A paper that says how a parameter starts
+("we initialize $\\gamma$ to an all-one vector", "$\\alpha$ is a learnable scalar, initialized to
+0.5", "It is initialized to 1." right after the declaration) states it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from ...schemas import Evidence, PaperSpec
+from ..algebra import SKETCH
+from ..ingest.positions import span_location
+from .formula import Unreadable, read_formula
+from .parts import INLINE_MATH_RE, framing_sections
+from .sentences import sentences_of
+
+_LEARNABLE_RE = re.compile(r"\b(?:learnable|trainable)\b", re.I)
+# A symbol the sentence declares learnable: "$\alpha$ is a learnable scalar", "with $\rho_i$ being a
+# learnable parameter", "$A, B \in \mathbb{R}^d$ are learnable"; or "the learnable scale $\alpha$".
+_DECLARED_AFTER_RE = re.compile(
+    r"^(?:\s*(?:,|,?\s*and)\s*(?:(?!where\b|which\b|while\b|whereas\b|with\b)[A-Za-z-]+\s+){0,3}\$[^$]{1,300}\$){0,8}"  # "$\gamma$ and the shift $\beta$ are learnable": each
+    r"\s*,?\s*(?:is|are|being|be)\s+(?:\w+\s+){0,3}?(?:learnable|trainable)(?:\s+[A-Za-z-]+)?\b",
+    re.I,
+)
+_DECLARED_BEFORE_RE = re.compile(r"(?<![\w-])(?:learnable|trainable)(?:\s+[A-Za-z-]+){0,2}\s*$", re.I)
+# "is not learnable", "the non-trainable τ", "fixed rather than learnable": the opposite.
+_DENIED_RE = re.compile(r"\b(?:not|never|no|non|un|rather\s+than|instead\s+of|unlike)\W*(?:\w+\W+){0,1}(?:learnable|trainable)\b", re.I)
+# A layer's weights or bias, an embedding, a token or a query start as the framework starts them
+# ("the mask token $m$ is a learnable vector", "$W^O$ is a learnable projection matrix").
+_LAYER_WORDS_RE = re.compile(r"\b(?:tokens?|embeddings?|quer(?:y|ies)|projections?|linear|layers?|weights?|bias(?:es)?)\b", re.I)
+_CLAUSE_START_RE = re.compile(r".*(?:[,;:]|\band\b|\bwhere\b|\bwith\b)", re.I | re.S)
+# What follows a symbol in its own math span: its domain or value (`\in \mathbb{R}^d`, `= 0.5`), not symbols declared.
+_DOMAIN_RE = re.compile(r"\\in\b|=|\\subset|>|<|\\geq|\\leq")
+_INITIALISED_RE = re.compile(r"\binitiali[sz]\w*|\binit\b", re.I)
+# "All weights are initialized from N(0, 0.02)": a start stated for every parameter.
+_EVERY_PARAMETER_RE = re.compile(r"\b(?:all|every)\s+(?:(?:the|other|model|network|learnable|trainable)\s+){0,2}(?:weights|parameters)\b", re.I)
+# A few words between a symbol and "initialized" still say how it starts ("α is initialized to").
+_SAID_BEFORE_RE = re.compile(r"^\s*(?:\S+\s+){0,3}initiali[sz]", re.I)
+# "It is initialized to 1.", "These parameters are initialized to ones": the sentence before's start.
+_REFERS_BACK_RE = re.compile(r"^\s*(?:It|They|These|Those|Both|Each|This|Its|Their)\b")
+
+
+def learnable_symbols(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
+    """The symbols the method declares learnable and no sentence says how to start: each by the name
+    the formula reader gives it → (its LaTeX, the words declaring it learnable)."""
+    framing = framing_sections(spec)
+    learnable: dict[str, tuple[str, Evidence]] = {}
+    started: set[str] = set()
+    for paragraph in spec.paragraphs:
+        if not _INITIALISED_RE.search(paragraph.text) and ("$" not in paragraph.text or not _LEARNABLE_RE.search(paragraph.text)):
+            continue
+        declared_before: set[str] = set()  # what the paragraph's sentence before declared
+        for sentence in sentences_of(paragraph):
+            text = sentence.text
+            declares = paragraph.section_id not in framing and _LEARNABLE_RE.search(text)
+            initialised = _INITIALISED_RE.search(text)
+            if initialised and "$" not in text and _REFERS_BACK_RE.match(text):
+                started |= declared_before
+            declared_before = set()
+            if not (declares or initialised):
+                continue
+            if initialised and _EVERY_PARAMETER_RE.search(text):
+                return {}  # every parameter's start is stated
+            maths = list(INLINE_MATH_RE.finditer(text))
+            for index, math in enumerate(maths):
+                named = _symbols_named(math[1])
+                # Started: named after "initialized", a few words before it, or with no other formula
+                # until it ("$\alpha$ is a learnable scalar parameter, initialized to 1").
+                start_said = initialised and (
+                    math.start() > initialised.start()
+                    or _SAID_BEFORE_RE.match(text[math.end() :])
+                    or _INITIALISED_RE.search(text, math.end(), maths[index + 1].start() if index + 1 < len(maths) else len(text))
+                )
+                if start_said:
+                    started |= {name for _, name in named}
+                after = declares and _DECLARED_AFTER_RE.match(text[math.end() :])
+                before = declares and not after and _DECLARED_BEFORE_RE.search(text[: math.start()])
+                said_words = text[math.end() : math.end() + after.end()] if after else text[max(0, before.start() - 30) : math.start()] if before else ""
+                # the declaration's words with the few after them ("a learnable null-condition token")
+                around = _clause_before(text, math.start()) + " " + said_words + " " + text[math.end() + len(said_words) :][:30]
+                if _DENIED_RE.search(said_words) or _LAYER_WORDS_RE.search(around):
+                    after = before = None
+                if named and (after or before):
+                    # The quote: the symbol and the words declaring it ("$\rho_i$ being a learnable parameter").
+                    start, end = (math.start(), math.end() + after.end()) if after else (before.start(), math.end())
+                    said = Evidence(quote=" ".join(text[start:end].split()), location=span_location(paragraph, sentence.start + start, sentence.start + end))
+                    for latex, name in named:
+                        learnable.setdefault(name, (latex, said))
+                    declared_before |= {name for _, name in named}
+    return {name: said for name, said in learnable.items() if name not in started}
+
+
+def _clause_before(text: str, position: int) -> str:
+    """The words of the clause before `position` (at most 60 characters): "the mask token " of
+    "where the mask token $m$ is learnable"."""
+    before = text[max(0, position - 60) : position]
+    found = _CLAUSE_START_RE.match(before)
+    return before[found.end() :] if found else before
+
+
+def _symbols_named(math: str) -> list[tuple[str, str]]:
+    r"""The symbols a math span names before its domain or value: `\mathbf{u}, \mathbf{v} \in
+    \mathbb{R}^d` → u, v; `\alpha = 0.5` → alpha; a formula of several names (`y = x + b`) → y."""
+    head = _DOMAIN_RE.split(math, maxsplit=1)[0]
+    pieces, depth, start = [], 0, 0
+    for position, character in enumerate(head):
+        depth += 1 if character == "{" else -1 if character == "}" else 0
+        if character == "," and depth == 0:
+            pieces.append(head[start:position])
+            start = position + 1
+    pieces.append(head[start:])
+    return [(piece.strip(), name) for piece in pieces if piece.strip() and (name := _name_of(piece.strip()))]
+
+
+@functools.lru_cache(maxsize=1024)
+def _name_of(latex: str) -> str | None:
+    r"""The one name the formula reader gives a symbol's LaTeX (`\mathbf{\lambda_{q_1}}` → lambda_q1)."""
+    try:
+        expression = read_formula(f"y = {latex}", SKETCH).expression
+    except Unreadable:
+        return None
+    return next(iter(expression.names)) if len(expression.names) == 1 and not expression.operations else None
