@@ -188,8 +188,17 @@ def test_a_setting_only_an_inline_formula_uses_is_asked_when_no_value_is_given(t
         "\\section{Training}\nWe set $\\lambda = 0.5$ in all runs.\n",
         "\\section{Training}\nWe set $\\lambda$ to 0.5 in all runs.\n",
         "\\section{Settings}\n\\begin{table}[h]\\caption{Hyperparameters}\\begin{tabular}{ll}\nSetting & Value \\\\\n$\\lambda$ & 0.5 \\\\\nBatch size & 64 \\\\\n\\end{tabular}\\end{table}\n",
+        "\\section{Training}\nWe set the loss weight $\\lambda$ to 0.5.\n",  # the value given to the name beside it
     ]):
         assert asked(method + answer, f"answered{i}") == [], answer
+    # A symbol defined as a named setting ("the learning rate", "the EMA decay") is stated with it,
+    # in a formula of the text or a display equation.
+    for i, body in enumerate([
+        "We update $\\theta \\leftarrow \\theta - \\eta g$, where $\\eta$ is the learning rate. We use a learning rate of $10^{-4}$.\n",
+        "We keep $\\bar\\theta = \\beta \\bar\\theta + (1-\\beta)\\theta$, where $\\beta$ is the EMA decay rate. The EMA decay is 0.9999.\n",
+        "\\begin{equation}\\theta' = \\theta - \\eta g\\end{equation}\nwhere $\\eta$ is the learning rate. We use a learning rate of $10^{-4}$.\n",
+    ]):
+        assert asked("\\section{Method}\n" + body, f"named{i}") == [], body
     assert asked(method.replace("is a hyper-parameter that balances", "is a learned weight that balances"), "learned") == []
 
 
@@ -227,10 +236,10 @@ def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_p
 
 
 def test_a_term_added_to_the_objective_without_its_weight_is_asked(tmp_path):
-    """"we apply REPA [repa] as a regularizer to the 8th layer" and "we add an auxiliary contrastive
-    loss" leave open how much the term pulls: one routine question at the step; a weight said in the
-    sentence, or in a sentence of its paragraph that speaks of the regularizer, answers it ("8th" is
-    no weight)."""
+    """"we apply REPA [repa] as a regularizer to the 8th layer" leaves open how much another work's
+    term pulls: one routine question at the step; a weight said in the sentence, or in a sentence of
+    its paragraph that speaks of the regularizer, answers it ("8th" is no weight). A regularisation
+    technique with a setting of its own (dropout, label smoothing, stochastic depth) is no such term."""
     def asked(body: str, folder: str) -> list[Gap]:
         (tmp_path / folder).mkdir()
         return [g for g in _paper(tmp_path / folder, "\\section{Method}\n" + body + "\n").gaps if g.id.startswith("open-step:regularize:")]
@@ -238,11 +247,14 @@ def test_a_term_added_to_the_objective_without_its_weight_is_asked(tmp_path):
     [gap] = asked("To stabilize training, we apply REPA [repa] with DINOv2-B as a regularizer to the 8th layer of the decoder.", "repa")
     assert (gap.category, gap.blocking) == ("Missing Configuration Protocol", False)
     assert gap.title == '"we apply REPA [repa] with DINOv2-B as a regularizer": its weight in the objective is not said'
-    assert len(asked("We also add an auxiliary contrastive loss on the pooled features.", "auxiliary")) == 1
+    assert len(asked("We add the VICReg loss [vicreg] as an auxiliary loss.", "auxiliary")) == 1
     for i, said in enumerate([
         "We apply REPA [repa] as a regularizer with a weight of 0.5.",
         "We apply REPA [repa] as a regularizer. The regularizer's coefficient $\\lambda$ is 0.5.",
-        "We also add an auxiliary contrastive loss, scaled by 0.1.",
+        "We add the VICReg loss [vicreg] as an auxiliary loss, multiplied by 0.1.",
+        "We apply dropout [srivastava] as a regularizer after every attention layer.",
+        "We use label smoothing [szegedy] as a regularization term.",
+        "We employ stochastic depth [huang] as a regularizer.",
     ]):
         assert asked(said, f"said{i}") == [], said
 

@@ -20,6 +20,7 @@ from ..extract.formula import defined_name, read_formula
 from ..extract.hyperparameters import symbol_name
 from ..extract.knowledge import hyperparameter_vocabulary, symbol_key
 from ..extract.learnable import learnable_symbols
+from ..extract.mathtext import to_plain
 from ..extract.parts import framing_sections, section_tops
 from ..extract.sentences import Sentence, sentences_of
 from ..extract.symbols import parse_latex_math, symbol_definitions
@@ -828,7 +829,7 @@ def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
                 question=f"What is {info.symbol} in {where}, and what value (or how is it computed) did you use?",
                 component=None,
             )
-        elif SETTING_WORDS.search(info.definition.text) and not LEARNED.search(info.definition.text):
+        elif SETTING_WORDS.search(info.definition.text) and not LEARNED.search(info.definition.text) and not _stated_through_its_name(reading, info.definition.text):
             yield _gap(
                 id=f"unstated-value:{info.symbol}",
                 kind="unstated-value",
@@ -870,6 +871,12 @@ def _valued_in_text(sentences: list[Sentence]) -> set[str]:
     return valued
 
 
+def _stated_through_its_name(reading: Reading, definition: str) -> bool:
+    """Whether the setting a symbol's definition names is stated: "where $\\eta$ is the learning
+    rate" beside "a learning rate of $10^{-4}$"."""
+    return any(found.value.name in reading.stated for found in hyperparameter_vocabulary().table_names.finditer(to_plain(definition).text))
+
+
 def unstated_inline_settings(reading: Reading) -> Iterator[Gap]:
     """A setting that only formulas written in the text use ("we minimize $L = L_1 + \\lambda L_2$"),
     which a sentence defines as a setting ("$\\lambda > 0$ is a hyper-parameter that balances L_1 and
@@ -892,8 +899,11 @@ def unstated_inline_settings(reading: Reading) -> Iterator[Gap]:
         definition = definitions.get(symbol_key(symbol))
         if definition is None or not SETTING_WORDS.search(definition.text) or LEARNED.search(definition.text):
             continue
-        if symbol in valued or symbol in named or symbol_name(symbol) in named:
+        if symbol in valued or symbol in named or symbol_name(symbol) in named or _stated_through_its_name(reading, definition.text):
             continue
+        symbol_latex = next((f.latex for f in parse_latex_math(latex).symbols if f.symbol == symbol), None)
+        if symbol_latex and any(h.source == "text" and symbol_latex in h.text for h in reading.spec.hyperparameters):
+            continue  # "We set the loss weight $\\lambda$ to 0.5": the value is stated for the name beside it
         yield _gap(
             id=f"unstated-value:{symbol}",
             kind="unstated-value",
