@@ -189,6 +189,7 @@ def test_a_setting_only_an_inline_formula_uses_is_asked_when_no_value_is_given(t
         "\\section{Training}\nWe set $\\lambda$ to 0.5 in all runs.\n",
         "\\section{Settings}\n\\begin{table}[h]\\caption{Hyperparameters}\\begin{tabular}{ll}\nSetting & Value \\\\\n$\\lambda$ & 0.5 \\\\\nBatch size & 64 \\\\\n\\end{tabular}\\end{table}\n",
         "\\section{Training}\nWe set the loss weight $\\lambda$ to 0.5.\n",  # the value given to the name beside it
+        "\\section{Training}\nWe use $\\lambda \\approx 0.5$.\n",
     ]):
         assert asked(method + answer, f"answered{i}") == [], answer
     # A symbol defined as a named setting ("the learning rate", "the EMA decay") is stated with it,
@@ -230,9 +231,14 @@ def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_p
         "\\section{Method}\nThe mask token $m$ is a learnable vector.\n",
         "\\section{Method}\nThe positional embedding $P$ is a learnable matrix.\n",
         "\\section{Method}\nwhere $\\bm{z}_{\\emptyset}$ is a learnable \\textit{null-condition} token shared by all positions.\n",
+        "\\section{Method}\nThe encoder $E$ and decoder $D$ are learnable parameters of the autoencoder.\n",
+        scalar + " whose initial value is 0.5.\n",
+        scalar + ".\n\\section{Implementation}\n$\\alpha$ starts at 0.5.\n",
     ]):
         assert asked(answered, f"answered{i}") == [], answered
     assert [g.id for g in asked(scalar + ".\n", "scalar")] == ["unstated-init:α"]
+    # "a learnable matrix of $K$ entries": K is what the matrix is of.
+    assert [g.id for g in asked("\\section{Method}\nThe codebook $C$ is a learnable matrix of $K$ entries.\n", "codebook")] == ["unstated-init:C"]
 
 
 def test_a_term_added_to_the_objective_without_its_weight_is_asked(tmp_path):
@@ -434,6 +440,7 @@ def test_numbers_on_a_validation_set_nobody_defines_ask_which_data_it_is(tmp_pat
         ablation + "We use 3,000 papers from 2022 as the validation data.\n",
         ablation + "We randomly partition the corpus into 80\\%/10\\%/10\\% for training, validation and testing.\n",
         ablation + "The last 1,000 documents form the validation set.\n",
+        ablation + "We use the corpus's official train/test split.\n",
         "\\section{Setup}\nWe train ResNet-18 on CIFAR-10.\n" + ablation,  # another section trains on data with splits
         "\\section{Setup}\nWe train on AFHQ-Dog.\n" + ablation,  # training data named, though unknown here
     ]:

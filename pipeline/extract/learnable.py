@@ -27,22 +27,25 @@ _DECLARED_AFTER_RE = re.compile(
     r"\s*,?\s*(?:is|are|being|be)\s+(?:\w+\s+){0,3}?(?:learnable|trainable)(?:\s+[A-Za-z-]+)?\b",
     re.I,
 )
-_DECLARED_BEFORE_RE = re.compile(r"(?<![\w-])(?:learnable|trainable)(?:\s+[A-Za-z-]+){0,2}\s*$", re.I)
+# ("a learnable matrix of $K$ entries": $K$ is what the matrix is of, not declared)
+_DECLARED_BEFORE_RE = re.compile(r"(?<![\w-])(?:learnable|trainable)(?:\s+(?!(?:of|with|for|in|to|from|by|over|on|at|per)\b)[A-Za-z-]+){0,2}\s*$", re.I)
 # "is not learnable", "the non-trainable τ", "fixed rather than learnable": the opposite.
 _DENIED_RE = re.compile(r"\b(?:not|never|no|non|un|rather\s+than|instead\s+of|unlike)\W*(?:\w+\W+){0,1}(?:learnable|trainable)\b", re.I)
 # A layer's weights or bias, an embedding, a token or a query start as the framework starts them
 # ("the mask token $m$ is a learnable vector", "$W^O$ is a learnable projection matrix").
-_LAYER_WORDS_RE = re.compile(r"\b(?:tokens?|embeddings?|quer(?:y|ies)|projections?|linear|layers?|weights?|bias(?:es)?)\b", re.I)
+_LAYER_WORDS_RE = re.compile(
+    r"\b(?:tokens?|embeddings?|quer(?:y|ies)|projections?|linear|layers?|weights?|bias(?:es)?|encoders?|decoders?|networks?|models?|modules?|mlps?)\b", re.I
+)
 _CLAUSE_START_RE = re.compile(r".*(?:[,;:]|\band\b|\bwhere\b|\bwith\b)", re.I | re.S)
 # What follows a symbol in its own math span: its domain or value (`\in \mathbb{R}^d`, `= 0.5`), not symbols declared.
 _DOMAIN_RE = re.compile(r"\\in\b|=|\\subset|>|<|\\geq|\\leq")
-_INITIALISED_RE = re.compile(r"\binitiali[sz]\w*|\binit\b", re.I)
+_INITIALISED_RE = re.compile(r"\binitiali[sz]\w*|\binit\b|\binitial(?:ly)?\b|\bdefault\s+value|\bstart(?:s|ed|ing)?\s+(?:at|from|with)\b|\bat\s+the\s+(?:start|beginning)\b", re.I)
 # "All weights are initialized from N(0, 0.02)": a start stated for every parameter.
 _EVERY_PARAMETER_RE = re.compile(r"\b(?:all|every)\s+(?:(?:the|other|model|network|learnable|trainable)\s+){0,2}(?:weights|parameters)\b", re.I)
 # A few words between a symbol and "initialized" still say how it starts ("α is initialized to").
-_SAID_BEFORE_RE = re.compile(r"^\s*(?:\S+\s+){0,3}initiali[sz]", re.I)
-# "It is initialized to 1.", "These parameters are initialized to ones": the sentence before's start.
-_REFERS_BACK_RE = re.compile(r"^\s*(?:It|They|These|Those|Both|Each|This|Its|Their)\b")
+_SAID_BEFORE_RE = re.compile(r"^\s*(?:\S+\s+){0,3}(?:initiali[sz]|initial\b|starts?\s+(?:at|from|with)\b)", re.I)
+# "It is initialized to 1.", "We set its initial value to 0.5": the start of what the sentence before declared.
+_REFERS_BACK_RE = re.compile(r"\b(?:it|its|they|their|them|these|those|both|each)\b", re.I)
 
 
 def learnable_symbols(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
@@ -59,7 +62,7 @@ def learnable_symbols(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
             text = sentence.text
             declares = paragraph.section_id not in framing and _LEARNABLE_RE.search(text)
             initialised = _INITIALISED_RE.search(text)
-            if initialised and "$" not in text and _REFERS_BACK_RE.match(text):
+            if initialised and "$" not in text and _REFERS_BACK_RE.search(text):
                 started |= declared_before
             declared_before = set()
             if not (declares or initialised):

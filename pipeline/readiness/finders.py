@@ -799,6 +799,7 @@ def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
     prose = " ".join(sentence.plain.text for sentence in [*reading.sentences, *reading.framing_sentences])
     defined_bases = {info.symbol[:1] for info in reading.spec.symbols if info.definition or info.value_given}
     asked_bases: set[str] = set()  # β_t and β_{t'} are one question
+    valued_in_text = functools.cache(lambda: _valued_in_text([*reading.framing_sentences, *reading.sentences]))  # "λ ≈ 0.5"
     for info in reading.spec.symbols:
         base = info.symbol[:1]
         if not ("\u0370" <= base <= "\u03ff") or base in NOT_A_SETTING or info.value_given:
@@ -829,7 +830,12 @@ def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
                 question=f"What is {info.symbol} in {where}, and what value (or how is it computed) did you use?",
                 component=None,
             )
-        elif SETTING_WORDS.search(info.definition.text) and not LEARNED.search(info.definition.text) and not _stated_through_its_name(reading, info.definition.text):
+        elif (
+            SETTING_WORDS.search(info.definition.text)
+            and not LEARNED.search(info.definition.text)
+            and not _stated_through_its_name(reading, info.definition.text)
+            and info.symbol not in valued_in_text()
+        ):
             yield _gap(
                 id=f"unstated-value:{info.symbol}",
                 kind="unstated-value",
@@ -843,17 +849,18 @@ def unexplained_symbols(reading: Reading) -> Iterator[Gap]:
 
 
 _INLINE_FORMULAS_READ = 2_000  # a paper writes a few hundred; a hostile one costs no more than this
+_VALUE_SIGN = re.compile(r"=|\\approx\b|\\simeq\b|≈")  # "λ = 0.5", "λ \\approx 0.5"
 _VALUE_START = re.compile(r"\s*(?:-\s*)?(?:\d|\.\d|\\frac\{\d)")
 
 
 def _inline_formulas(sentences: list[Sentence]) -> Iterator[tuple[Sentence, int, int, str]]:
-    """(sentence, plain start, plain end, LaTeX) of each formula written in the text with "=", first ones first."""
+    """(sentence, plain start, plain end, LaTeX) of each formula written in the text with "=" (or "≈"), first ones first."""
     read = 0
     for sentence in sentences:
         for start, end in sentence.plain.math:
             source_start, source_end = sentence.plain.source_span(start, end)
             latex = sentence.text[source_start:source_end]
-            if "=" in latex and len(latex) <= 300:
+            if len(latex) <= 300 and _VALUE_SIGN.search(latex):
                 yield sentence, start, end, latex
                 read += 1
                 if read == _INLINE_FORMULAS_READ:
@@ -865,16 +872,27 @@ def _valued_in_text(sentences: list[Sentence]) -> set[str]:
     valued = set()
     for _, _, _, latex in _inline_formulas(sentences):
         for part in re.split(r",|;|\\quad|\\text\{\s*and\s*\}", latex):
-            left, sign, right = part.partition("=")
-            if sign and _VALUE_START.match(right) and (parsed := parse_latex_math(left)).only_symbol:
+            sign = _VALUE_SIGN.search(part)
+            if sign and _VALUE_START.match(part, sign.end()) and (parsed := parse_latex_math(part[: sign.start()])).only_symbol:
                 valued.add(parsed.symbols[0].symbol)
     return valued
 
 
+# "..., which we set to 0.5", "is 0.5", "of 0.5": a definition that gives its value.
+_DEFINITION_VALUE = re.compile(r"\bset\s+(?:it\s+)?to\s+\$?-?\d|\b(?:is|of|equals?)\s+\$?-?\d|=\s*\$?-?\d")
+
+
 def _stated_through_its_name(reading: Reading, definition: str) -> bool:
-    """Whether the setting a symbol's definition names is stated: "where $\\eta$ is the learning
-    rate" beside "a learning rate of $10^{-4}$"."""
-    return any(found.value.name in reading.stated for found in hyperparameter_vocabulary().table_names.finditer(to_plain(definition).text))
+    """Whether a symbol's definition gives its value, or the setting it names is stated: "where
+    $\\eta$ is the learning rate" beside "a learning rate of $10^{-4}$", "$\\gamma$ is a margin"
+    beside "a margin of 0.2"."""
+    plain = to_plain(definition).text
+    if _DEFINITION_VALUE.search(plain):
+        return True
+    vocabulary = hyperparameter_vocabulary()
+    named = [found.value.name for found in vocabulary.table_names.finditer(plain)]
+    named += [found.value.entry.name for found in vocabulary.names.finditer(plain)]
+    return any(name in reading.stated for name in named)
 
 
 def unstated_inline_settings(reading: Reading) -> Iterator[Gap]:
@@ -925,8 +943,9 @@ def uninitialised_parameters(reading: Reading) -> Iterator[Gap]:
     declared = learnable_symbols(reading.spec)
     if not declared:
         return
-    named = {h.name for h in reading.spec.hyperparameters} | {h.normalized_name for h in reading.spec.hyperparameters}
-    valued = _valued_in_text(everywhere) | named | {info.symbol for info in reading.spec.symbols if info.value_given}
+    valued = _valued_in_text(everywhere) | {info.symbol for info in reading.spec.symbols if info.value_given}
+    # "$\\alpha$ initialization | 0.5", "Initial $\\alpha$ = 0.5": a stated value named by the symbol
+    valued |= {word for h in reading.spec.hyperparameters for word in [h.name, h.normalized_name, *to_plain(h.name).text.split()]}
     by_declaration: dict[str, tuple[Evidence, list[str]]] = {}
     for name, (latex, evidence) in declared.items():
         found = parse_latex_math(latex).symbols
