@@ -898,8 +898,10 @@ def _stated_through_its_name(reading: Reading, definition: str) -> bool:
 def unstated_inline_settings(reading: Reading) -> Iterator[Gap]:
     """A setting that only formulas written in the text use ("we minimize $L = L_1 + \\lambda L_2$"),
     which a sentence defines as a setting ("$\\lambda > 0$ is a hyper-parameter that balances L_1 and
-    L_2") and for which the paper gives no value anywhere (a sentence, a table row named by it, a
-    formula "λ = 0.5"): asked as a display equation's setting is (`unexplained_symbols`)."""
+    L_2") and for which the paper gives no value anywhere: not in its definition, a formula ("λ = 0.5",
+    "λ ≈ 0.5"), a sentence naming it ("we set the loss weight $\\lambda$ to 0.5"), a table row named
+    by it, or for the setting its definition names ("the learning rate"). Asked as a display
+    equation's setting is (`unexplained_symbols`)."""
     in_display = {info.symbol for info in reading.spec.symbols}
     first_use: dict[str, tuple[Sentence, int, int, str]] = {}
     for sentence, start, end, latex in _inline_formulas(reading.sentences):
