@@ -6,7 +6,8 @@ process and a cold paper cache, as a user's first run), and how the findings and
 the labels. Overall: precision (true findings / labelled findings), precision of errors, the share
 of labelled real differences found (a true finding inside a difference's lines), the share of
 useful gaps, and the share of the real differences of kind `unstated` (the code sets what the paper
-never states) that a useful gap asks for (its label's `asks`). A finding or gap no label covers is counted as unlabelled and listed, never as true.
+never states) that a useful gap asks for (its label's `asks`). A finding or gap no label covers is
+counted as unlabelled and listed, never as true.
 
 Usage: python bench/real_repos.py [--data ../shared/data] [--only ID ...] [--paperlens CMD]
        [--show-unlabelled] [--show-false] [--show-true] [--show-missed]

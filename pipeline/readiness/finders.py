@@ -461,7 +461,10 @@ def metric_protocols(reading: Reading) -> Iterator[Gap]:
 
 
 # Training data said by name: "we train on AFHQ-Dog", "models trained on C4" (its held-out part is that data's).
-_TRAINED_ON_NAMED_DATA = re.compile(r"\b(?i:we\s+(?:also\s+|first\s+|then\s+)?(?:pre-?)?train|(?:is|are|was|were)\s+(?:pre-?)?trained|we\s+fine-?tune)\b[^.;]{0,60}?\bon\s+(?:the\s+)?(?:[A-Z][a-z]+[A-Z]|[A-Z]{2,}|[A-Z][a-z]*\d|[A-Z][\w]*-[A-Z\d])")
+_TRAINED_ON_NAMED_DATA = re.compile(
+    r"\b(?i:we\s+(?:also\s+|first\s+|then\s+)?(?:pre-?)?train|(?:is|are|was|were)\s+(?:pre-?)?trained|we\s+fine-?tune)\b"
+    r"[^.;]{0,60}?\bon\s+(?:the\s+)?(?:[A-Z][a-z]+[A-Z]|[A-Z]{2,}|[A-Z][a-z]*\d|[A-Z][\w]*-[A-Z\d])"
+)
 # A name the sentence gives its data by: "LongBench", "C4", "WikiText"; a citation is one too.
 _DATA_NAME = re.compile(r"\[[^\]]{1,200}\]|\b(?:[A-Z][a-z]+[A-Z]|[A-Z]{2,}\d|[A-Z][a-z]*\d)\w*")
 
@@ -966,7 +969,10 @@ def uninitialised_parameters(reading: Reading) -> Iterator[Gap]:
             detail="The paper declares learnable parameters of its own but not their initial values; training starts from them.",
             blocking=False,  # an implementation can start somewhere; the paper's runs started elsewhere, maybe
             evidence=[evidence],
-            question=f"The paper says {listed} {'is' if one else 'are'} learnable but not how {'it is' if one else 'they are'} initialised. With which values or distribution did training start?",
+            question=(
+                f"The paper says {listed} {'is' if one else 'are'} learnable but not how {'it is' if one else 'they are'} initialised. "
+                "With which values or distribution did training start?"
+            ),
             readings=["zeros (ones for a scale)", "small random values (a normal or uniform draw)", "a value derived from another setting"],
         )
 
