@@ -237,6 +237,7 @@ def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_p
     ]):
         assert asked(answered, f"answered{i}") == [], answered
     assert [g.id for g in asked(scalar + ".\n", "scalar")] == ["unstated-init:α"]
+    assert [g.id for g in asked(scalar + " of the model.\n", "of-the-model")] == ["unstated-init:α"]  # a parameter of a model is no model
     # "a learnable matrix of $K$ entries": K is what the matrix is of.
     assert [g.id for g in asked("\\section{Method}\nThe codebook $C$ is a learnable matrix of $K$ entries.\n", "codebook")] == ["unstated-init:C"]
 

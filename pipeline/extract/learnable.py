@@ -36,6 +36,7 @@ _DENIED_RE = re.compile(r"\b(?:not|never|no|non|un|rather\s+than|instead\s+of|un
 _LAYER_WORDS_RE = re.compile(
     r"\b(?:tokens?|embeddings?|quer(?:y|ies)|projections?|linear|layers?|weights?|bias(?:es)?|encoders?|decoders?|networks?|models?|modules?|mlps?)\b", re.I
 )
+_NEXT_WORDS_RE = re.compile(r"(?:\s*[\w-]+){0,2}")
 _CLAUSE_START_RE = re.compile(r".*(?:[,;:]|\band\b|\bwhere\b|\bwith\b)", re.I | re.S)
 # What follows a symbol in its own math span: its domain or value (`\in \mathbb{R}^d`, `= 0.5`), not symbols declared.
 _DOMAIN_RE = re.compile(r"\\in\b|=|\\subset|>|<|\\geq|\\leq")
@@ -85,7 +86,8 @@ def learnable_symbols(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
                 before = declares and not after and _DECLARED_BEFORE_RE.search(text[: math.start()])
                 said_words = text[math.end() : math.end() + after.end()] if after else text[max(0, before.start() - 30) : math.start()] if before else ""
                 # the declaration's words with the few after them ("a learnable null-condition token")
-                around = _clause_before(text, math.start()) + " " + said_words + " " + text[math.end() + len(said_words) :][:30]
+                following = _NEXT_WORDS_RE.match(text, math.end() + len(said_words)).group()  # "token", not "of the model"
+                around = _clause_before(text, math.start()) + " " + said_words + " " + following
                 if _DENIED_RE.search(said_words) or _LAYER_WORDS_RE.search(around):
                     after = before = None
                 if named and (after or before):
