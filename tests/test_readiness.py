@@ -201,6 +201,11 @@ def test_a_setting_only_an_inline_formula_uses_is_asked_when_no_value_is_given(t
     ]):
         assert asked("\\section{Method}\n" + body, f"named{i}") == [], body
     assert asked(method.replace("is a hyper-parameter that balances", "is a learned weight that balances"), "learned") == []
+    # "with a small constant $\\epsilon$" is asked as that wording, routine and with the conventions.
+    small = "\\section{Method}\nWe normalize $\\hat{h} = h / (\\|h\\| + \\epsilon)$ with a small constant $\\epsilon$.\n"
+    assert asked(small, "small") == []
+    (tmp_path / "small-wording").mkdir()
+    assert any(g.title.startswith('"a small constant"') and not g.blocking for g in _paper(tmp_path / "small-wording", small).gaps)
 
 
 def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_path):

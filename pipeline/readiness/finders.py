@@ -918,12 +918,15 @@ def unstated_inline_settings(reading: Reading) -> Iterator[Gap]:
     named = {h.name for h in reading.spec.hyperparameters} | {h.normalized_name for h in reading.spec.hyperparameters}
     valued = _valued_in_text(everywhere)
     definitions = symbol_definitions(everywhere, {symbol_key(symbol) for symbol in first_use})
+    value_wordings = [w for w in ambiguous_wordings() if w.category == "Missing Configuration Protocol"]
     for symbol, (sentence, start, end, latex) in first_use.items():
         definition = definitions.get(symbol_key(symbol))
         if definition is None or not SETTING_WORDS.search(definition.text) or LEARNED.search(definition.text):
             continue
         if symbol in valued or symbol in named or symbol_name(symbol) in named or _stated_through_its_name(reading, definition.text):
             continue
+        if any(w.pattern.search(to_plain(definition.text).text) for w in value_wordings):
+            continue  # "with a small constant $\\epsilon$": its wording is asked, as routine, with the conventions
         symbol_latex = next((f.latex for f in parse_latex_math(latex).symbols if f.symbol == symbol), None)
         if symbol_latex and any(h.source == "text" and symbol_latex in h.text for h in reading.spec.hyperparameters):
             continue  # "We set the loss weight $\\lambda$ to 0.5": the value is stated for the name beside it
