@@ -213,7 +213,8 @@ def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_p
     question at the declaration. A start said anywhere answers it: in a clause after the declaration
     with no other formula between, in the next sentence ("It is initialized to 1."), for every
     parameter, or as a value; the initialization of another symbol in the same sentence does not. A
-    parameter said not to be learnable, a layer's weights, a token, an embedding or a query is not asked."""
+    parameter said not to be learnable, a layer's weights, a token, an embedding or a query is not asked.
+    A value a proof only supposes ("we can assume $\\alpha = 1$") is no start."""
     declared = "\\section{Method}\nWe compute $z = W x$, where $\\mathbf{a}, \\mathbf{b} \\in \\mathbb{R}^d$ are learnable vectors, and $c \\in (0,1)$ is a constant used for the initialization of $\\lambda$.\n"
 
     def asked(body: str, folder: str) -> list[Gap]:
@@ -242,6 +243,8 @@ def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_p
     ]):
         assert asked(answered, f"answered{i}") == [], answered
     assert [g.id for g in asked(scalar + ".\n", "scalar")] == ["unstated-init:α"]
+    # A case a proof supposes is no value of the setting: "we can assume $\alpha = 1$".
+    assert [g.id for g in asked(scalar + ".\n\\section{Proof}\nWithout loss of generality, we can assume $\\alpha = 1$.\n", "assumed")] == ["unstated-init:α"]
     assert [g.id for g in asked(scalar + " of the model.\n", "of-the-model")] == ["unstated-init:α"]  # a parameter of a model is no model
     # "a learnable matrix of $K$ entries": K is what the matrix is of.
     assert [g.id for g in asked("\\section{Method}\nThe codebook $C$ is a learnable matrix of $K$ entries.\n", "codebook")] == ["unstated-init:C"]
@@ -269,6 +272,36 @@ def test_a_term_added_to_the_objective_without_its_weight_is_asked(tmp_path):
         "We employ stochastic depth [huang] as a regularizer.",
     ]):
         assert asked(said, f"said{i}") == [], said
+
+
+def test_probabilities_counted_from_a_corpus_ask_how_rare_words_are_handled(tmp_path):
+    """"we count word frequencies" to estimate probabilities leaves open what a word seen rarely, or
+    never in one corpus, gets: 0 breaks the likelihood. A minimum count, smoothing or a restricted
+    vocabulary, said in the paragraph or in the section the sentence points to, answers it; a
+    pointer to a section that does not say it leaves it open."""
+    estimator = (
+        "\\section{Framework}\n\\label{sec:fw}\nThe occurrence probability of each word is estimated as its share of the documents:\n"
+        "\\begin{equation}\\hat p_t = \\frac{1}{n}\\sum_{j=1}^{n}\\mathbb{1}\\{t \\in X_j\\}\\end{equation}\n"
+    )
+
+    def asked(body: str, folder: str, framework: str = estimator) -> list[Gap]:
+        (tmp_path / folder).mkdir()
+        return [g for g in _paper(tmp_path / folder, framework + "\\section{Model Fitting}\n" + body + "\n").gaps if g.id.startswith("open-step:count:")]
+
+    [gap] = asked("For model training, we count word frequencies in the human and the generated corpora described in Section~\\ref{sec:fw}.", "open")
+    assert (gap.category, gap.blocking) == ("Missing Method Procedure", False)
+    assert gap.title.startswith('"we count word frequencies in the human": how rare or unseen words are handled')
+    assert gap.evidence[0].quote.startswith("For model training, we count word frequencies")
+    for i, said in enumerate([
+        "We count word frequencies in both corpora and keep the words that occur at least 5 times.",
+        "We count word frequencies in both corpora. Frequencies are smoothed with add-one smoothing.",
+        "We estimate token probabilities with a vocabulary of the 10,000 most frequent words.",
+    ]):
+        assert asked(said, f"said{i}") == [], said
+    smoothing = estimator + "Each count is smoothed by adding a pseudo-count of one.\n"
+    assert asked("We count word frequencies in the corpora described in Section~\\ref{sec:fw}.", "pointed", smoothing) == []
+    # Counting for a statistic of the data, not a probability the method estimates: no such step.
+    assert asked("We report the average sentence length of each corpus.", "statistic") == []
 
 
 def test_a_where_clause_that_leaves_out_a_symbol_asks_for_it_only_if_the_paper_never_names_it(tmp_path):

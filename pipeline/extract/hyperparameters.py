@@ -349,7 +349,7 @@ def _targets(plain: PlainText, name: _Name, tail: re.Match[str], connector: str)
     vocabulary = hyperparameter_vocabulary()
     text = plain.text
     previous = _previous_word(text, name.start)
-    if previous in vocabulary.blocked_before_name or _follows_condition(
+    if previous in vocabulary.blocked_before_name or follows_condition(
         text, name.start, symbol=name.symbol is not None
     ):
         return []  # "if λ = 0, ...": a case of an argument
@@ -613,7 +613,7 @@ def _is_hypothetical(text: str, value_end: int) -> bool:
 _COORDINATED_READ = 16  # "for λ = 0, λ = 0.5 and λ = 1": assignments read back to their condition
 
 
-def _follows_condition(text: str, position: int, *, symbol: bool) -> bool:
+def follows_condition(text: str, position: int, *, symbol: bool) -> bool:
     """Whether a condition word comes right before the name, or before the assignments it is
     coordinated with ("for λ = 0 and λ = 1")."""
     vocabulary = hyperparameter_vocabulary()

@@ -17,7 +17,7 @@ from ...schemas import TYPE_OF_CATEGORY, Convention, Equation, Evidence, Gap, Hy
 from ..extract.components import find_mentions
 from ..algebra import Unreadable, sympy_algebra
 from ..extract.formula import defined_name, read_formula
-from ..extract.hyperparameters import symbol_name
+from ..extract.hyperparameters import follows_condition, symbol_name
 from ..extract.knowledge import hyperparameter_vocabulary, symbol_key
 from ..extract.learnable import learnable_symbols
 from ..extract.mathtext import to_plain
@@ -124,6 +124,8 @@ _POINTS_INTO_PAPER = re.compile(
 )
 # Values that, stated in the sentence of a "standard practice", say which practice it is.
 _PROTOCOL_SETTINGS = frozenset({"image_resolution", "num_runs", "sequence_length", "epochs", "training_steps", "batch_size"})
+# A pointer to a section of the paper: "described in Section 3", "see § 4.2".
+_SECTION_POINTER = re.compile(r"(?:§\s*|\b(?:Section|Sec\.)\s*~?)([A-Z]?\d+(?:\.\d+)*)\b")
 _CITED_RIGHT_AFTER = re.compile(r"\s*(?:of\s+|in\s+|from\s+)?\[[^\]]+\]")
 # A paragraph that lists this many stated values spells out what "we follow [X]" takes over.
 _DETAILS_LISTED = 3
@@ -286,6 +288,8 @@ class StepContext:
     reading: Reading
     paragraph_sentences: dict[int, list[Sentence]]  # by id(paragraph): its method sentences
     equations: dict[int, str]  # by id(paragraph): its display equations' LaTeX
+    numbered: frozenset[str]  # the paper's section numbers, which a pointer can lead to
+    section_texts: dict[str, str] = field(default_factory=dict)  # by section number: what a pointer to it leads to, read once
 
     @classmethod
     def of(cls, reading: Reading) -> StepContext:
@@ -293,11 +297,12 @@ class StepContext:
         for sentence in reading.sentences:
             paragraph_sentences.setdefault(id(sentence.paragraph), []).append(sentence)
         equations = {key: " ".join(e.latex or e.text for e in found) for key, found in _paragraph_equations(reading.spec).items()}
-        return cls(reading, paragraph_sentences, equations)
+        return cls(reading, paragraph_sentences, equations, frozenset(s.number for s in reading.spec.sections if s.number))
 
     def may_be_a_step(self, sentence: Sentence) -> bool:
-        """Not a sentence that points to the paper's own place for its details, or reports a result."""
-        plain = sentence.plain.text
+        """Not a sentence that points to the paper's own place for its details (other than a
+        section of the paper, which `is_open` reads), or reports a result."""
+        plain = _SECTION_POINTER.sub(lambda m: "" if m.group(1) in self.numbered else m.group(), sentence.plain.text)
         vocabulary = hyperparameter_vocabulary()
         return not (
             sentence.paragraph.kind != "text"
@@ -305,6 +310,20 @@ class StepContext:
             or vocabulary.result_words.search(plain)
             or vocabulary.measurement_words.search(plain)
         )
+
+    def pointed_to(self, sentence: Sentence) -> str:
+        """The text and equations of the sections the sentence points to ("the corpora described in
+        Section 3"): the step is said there, or not at all."""
+        return " ".join(self._section_text(m.group(1)) for m in _SECTION_POINTER.finditer(sentence.plain.text) if m.group(1) in self.numbered)
+
+    def _section_text(self, number: str) -> str:
+        if number not in self.section_texts:
+            spec = self.reading.spec
+            ids = {s.id for s in spec.sections if s.number and (s.number == number or s.number.startswith(number + "."))}
+            text = [" ".join(s.plain.text for s in sentences_of(p)) for p in spec.paragraphs if p.section_id in ids]
+            text += [e.latex or e.text for e in spec.equations if e.section_id in ids]
+            self.section_texts[number] = " ".join(text)
+        return self.section_texts[number]
 
     def is_open(self, sentence: Sentence, frame: StepFrame, slot: StepSlot, acted_on: str) -> bool:
         """Open unless the step's sentence, a sentence of its paragraph that speaks of the step (its
@@ -320,7 +339,7 @@ class StepContext:
             for other in self.paragraph_sentences.get(id(sentence.paragraph), [sentence])
             if other is sentence or frame.restated.search(other.plain.text) or (head and re.search(rf"\b{re.escape(head)}", other.plain.text, re.I))
         ]
-        context = " ".join([*about, equations])
+        context = " ".join([*about, equations, self.pointed_to(sentence)])
         return not slot.filled.search(context) and not any(slot.filled.search(s) for s in _restating(self.reading, sentence, frame, acted_on))
 
     def open_slot(self, sentence: Sentence, frame: StepFrame, acted_on: str) -> StepSlot | None:
@@ -871,9 +890,12 @@ def _inline_formulas(sentences: list[Sentence]) -> Iterator[tuple[Sentence, int,
 
 
 def _valued_in_text(sentences: list[Sentence]) -> set[str]:
-    """The symbols a formula in the text gives a number: "$\\alpha_{cfg} = 4.0$", "$\\beta_1=0.9,\\beta_2=0.98$"."""
+    """The symbols a formula in the text gives a number: "$\\alpha_{cfg} = 4.0$", "$\\beta_1=0.9,\\beta_2=0.98$";
+    not a case the text supposes ("we can assume $A = 1$", "if $\\lambda = 0$"), as the extractor reads them."""
     valued = set()
-    for _, _, _, latex in _inline_formulas(sentences):
+    for sentence, start, _, latex in _inline_formulas(sentences):
+        if follows_condition(sentence.plain.text, start, symbol=False):
+            continue
         for part in re.split(r",|;|\\quad|\\text\{\s*and\s*\}", latex):
             sign = _VALUE_SIGN.search(part)
             if sign and _VALUE_START.match(part, sign.end()) and (parsed := parse_latex_math(part[: sign.start()])).only_symbol:
