@@ -186,4 +186,9 @@ class PaperSpec(Model):
     hyperparameters: list[Hyperparameter] = Field(default_factory=list)
     components: list[Component] = Field(default_factory=list)
     symbols: list[SymbolInfo] = Field(default_factory=list)
+    symbol_values: dict[str, float | str] = Field(
+        default_factory=dict,
+        description="The value the paper states for each symbol, in a sentence, a table or an equation, "
+        "keyed without subscript marks (β_{1} → 'β1'); several experiments' values joined ('0.5 / 1.0').",
+    )
     problems: list[Problem] = Field(default_factory=list)

@@ -170,8 +170,8 @@ def test_a_setting_symbol_whose_value_a_hyperparameter_table_row_gives_is_stated
 def test_a_setting_only_an_inline_formula_uses_is_asked_when_no_value_is_given(tmp_path):
     """"We minimize $L = L_1 + \\lambda L_2$ ... $\\lambda > 0$ is a hyper-parameter that balances
     them" with no value anywhere is asked as a display equation's setting is, citing the definition
-    and the formula. A value in a sentence, in a formula of the text or in a settings table's row
-    answers it; a learned weight is no setting."""
+    and the formula. A value in a sentence, in a formula of the text, in parentheses after it, in a
+    settings table's row or column, or in a sweep's cell answers it; a learned weight is no setting."""
     method = "\\section{Method}\nWe minimize $L = L_1 + \\lambda L_2$ over the embeddings. $\\lambda > 0$ is a hyper-parameter that balances $L_1$ and $L_2$.\n"
 
     def asked(body: str, folder: str) -> list[Gap]:
@@ -190,8 +190,16 @@ def test_a_setting_only_an_inline_formula_uses_is_asked_when_no_value_is_given(t
         "\\section{Settings}\n\\begin{table}[h]\\caption{Hyperparameters}\\begin{tabular}{ll}\nSetting & Value \\\\\n$\\lambda$ & 0.5 \\\\\nBatch size & 64 \\\\\n\\end{tabular}\\end{table}\n",
         "\\section{Training}\nWe set the loss weight $\\lambda$ to 0.5.\n",  # the value given to the name beside it
         "\\section{Training}\nWe use $\\lambda \\approx 0.5$.\n",
+        "\\section{Training}\nThe weight $\\lambda$ (0.5 in all runs) is fixed.\n",
+        # a column a symbol heads, one value per dataset; a sweep's cell
+        "\\section{Settings}\n\\begin{table}[h]\\caption{Hyperparameters per dataset.}\\begin{tabular}{lll}\nDataset & $\\lambda$ & Learning rate \\\\\nCIFAR-10 & 0.5 & 1e-3 \\\\\nImageNet & 1.0 & 1e-4 \\\\\n\\end{tabular}\\end{table}\n",
+        "\\section{Settings}\n\\begin{table}[h]\\caption{Hyperparameters}\\begin{tabular}{ll}\nSetting & Value \\\\\n$\\lambda$ & $\\{0.1, 0.5\\}$ \\\\\nBatch size & 64 \\\\\n\\end{tabular}\\end{table}\n",
     ]):
         assert asked(method + answer, f"answered{i}") == [], answer
+    # "where $\\gamma$ is a margin" is stated by "a margin of 0.2", though "margin" is no name we list.
+    margin = "\\section{Method}\nThe loss is $L = \\max(0, d_p - d_n + \\gamma)$, where $\\gamma$ is a margin.\n"
+    assert [g.id for g in asked(margin, "margin")] == ["unstated-value:γ"]
+    assert asked(margin + "\\section{Training}\nWe use a margin of 0.2.\n", "margin-stated") == []
     # A symbol defined as a named setting ("the learning rate", "the EMA decay") is stated with it,
     # in a formula of the text or a display equation.
     for i, body in enumerate([
@@ -213,8 +221,8 @@ def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_p
     question at the declaration. A start said anywhere answers it: in a clause after the declaration
     with no other formula between, in the next sentence ("It is initialized to 1."), for every
     parameter, or as a value; the initialization of another symbol in the same sentence does not. A
-    parameter said not to be learnable, a layer's weights, a token, an embedding or a query is not asked.
-    A value a proof only supposes ("we can assume $\\alpha = 1$") is no start."""
+    parameter said not to be learnable, a layer's weights, a token, an embedding, a query or a
+    normalisation's affine parameters are not asked. A value a proof only supposes ("we can assume $\\alpha = 1$") is no start."""
     declared = "\\section{Method}\nWe compute $z = W x$, where $\\mathbf{a}, \\mathbf{b} \\in \\mathbb{R}^d$ are learnable vectors, and $c \\in (0,1)$ is a constant used for the initialization of $\\lambda$.\n"
 
     def asked(body: str, folder: str) -> list[Gap]:
@@ -238,6 +246,8 @@ def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_p
         "\\section{Method}\nThe positional embedding $P$ is a learnable matrix.\n",
         "\\section{Method}\nwhere $\\bm{z}_{\\emptyset}$ is a learnable \\textit{null-condition} token shared by all positions.\n",
         "\\section{Method}\nThe encoder $E$ and decoder $D$ are learnable parameters of the autoencoder.\n",
+        "\\section{Method}\nThe LayerNorm scale $\\gamma$ and shift $\\beta$ are learnable vectors.\n",
+        "\\section{Method}\nFollowing LayerNorm, $\\gamma$ and $\\beta$ are learnable affine parameters.\n",
         scalar + " whose initial value is 0.5.\n",
         scalar + ".\n\\section{Implementation}\n$\\alpha$ starts at 0.5.\n",
     ]):

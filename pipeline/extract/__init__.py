@@ -73,6 +73,7 @@ def enrich(spec: PaperSpec) -> PaperSpec:
             "components": components,
             "equations": equations,
             "symbols": symbols,
+            "symbol_values": stated_values,
         }
     )
 

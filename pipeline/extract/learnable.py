@@ -31,10 +31,13 @@ _DECLARED_AFTER_RE = re.compile(
 _DECLARED_BEFORE_RE = re.compile(r"(?<![\w-])(?:learnable|trainable)(?:\s+(?!(?:of|with|for|in|to|from|by|over|on|at|per)\b)[A-Za-z-]+){0,2}\s*$", re.I)
 # "is not learnable", "the non-trainable τ", "fixed rather than learnable": the opposite.
 _DENIED_RE = re.compile(r"\b(?:not|never|no|non|un|rather\s+than|instead\s+of|unlike)\W*(?:\w+\W+){0,1}(?:learnable|trainable)\b", re.I)
-# A layer's weights or bias, an embedding, a token or a query start as the framework starts them
-# ("the mask token $m$ is a learnable vector", "$W^O$ is a learnable projection matrix").
+# A layer's weights or bias, an embedding, a token, a query or a normalisation's affine parameters
+# start as the framework starts them ("the mask token $m$ is a learnable vector", "$W^O$ is a
+# learnable projection matrix", "the LayerNorm scale $\gamma$ and shift $\beta$ are learnable").
 _LAYER_WORDS_RE = re.compile(
-    r"\b(?:tokens?|embeddings?|quer(?:y|ies)|projections?|linear|layers?|weights?|bias(?:es)?|encoders?|decoders?|networks?|models?|modules?|mlps?)\b", re.I
+    r"\b(?:tokens?|embeddings?|quer(?:y|ies)|projections?|linear|layers?|weights?|bias(?:es)?|encoders?|decoders?|networks?|models?|modules?|mlps?"
+    r"|\w*norms?|normali[sz]ations?|affine)\b",
+    re.I,
 )
 _NEXT_WORDS_RE = re.compile(r"(?:\s*[\w-]+){0,2}")
 _CLAUSE_START_RE = re.compile(r".*(?:[,;:]|\band\b|\bwhere\b|\bwith\b)", re.I | re.S)
@@ -71,6 +74,7 @@ def learnable_symbols(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
             if initialised and _EVERY_PARAMETER_RE.search(text):
                 return {}  # every parameter's start is stated
             maths = list(INLINE_MATH_RE.finditer(text))
+            excluded_until = -1  # the end of a declaration excluded for all it coordinates ("the LayerNorm scale $\gamma$ and shift $\beta$ are")
             for index, math in enumerate(maths):
                 named = _symbols_named(math[1])
                 # Started: named after "initialized", a few words before it, or with no other formula
@@ -88,7 +92,8 @@ def learnable_symbols(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
                 # the declaration's words with the few after them ("a learnable null-condition token")
                 following = _NEXT_WORDS_RE.match(text, math.end() + len(said_words)).group()  # "token", not "of the model"
                 around = _clause_before(text, math.start()) + " " + said_words + " " + following
-                if _DENIED_RE.search(said_words) or _LAYER_WORDS_RE.search(around):
+                if _DENIED_RE.search(said_words) or _LAYER_WORDS_RE.search(around) or math.start() < excluded_until:
+                    excluded_until = max(excluded_until, math.end() + len(said_words)) if after else excluded_until
                     after = before = None
                 if named and (after or before):
                     # The quote: the symbol and the words declaring it ("$\rho_i$ being a learnable parameter").

@@ -29,8 +29,8 @@ _NAME_UNIT_RE = re.compile(
 )
 _SETTINGS_CAPTION_RE = re.compile(r"(?i)hyper-?param|config|setting|recipe|implementation detail|training detail")
 _EMPTY_CELLS = ("", "-", "–", "—")
-# A cell listing the values a sweep tried: "[0.001, 0.003]", "4 / 8 / 16".
-_SWEEP_CELL_RE = re.compile(r"\[\s*([^\[\]]+?)\s*\]|([^/]+(?:/[^/]+)+)")
+# A cell listing the values a sweep tried: "[0.001, 0.003]", "{0.1, 0.5}", "4 / 8 / 16".
+_SWEEP_CELL_RE = re.compile(r"[\[{]\s*([^\[\]{}]+?)\s*[\]}]|([^/]+(?:/[^/]+)+)")
 
 
 @dataclass(slots=True)
@@ -74,7 +74,24 @@ def from_table(table: Table) -> tuple[list[Hyperparameter], list[Component], dic
         components = [component for i in named for component in _row_components(table, i, rows[i], hyperparameters)]
     elif rows and (captioned or _rows_name_models(rows)):
         hyperparameters = _column_values(table, rows)
+    if rows and 0 not in named and (captioned or any(_cell_entry(cell.plain) for cell in rows[0][1:])):
+        for key, value in _column_symbols(rows).items():
+            symbol_values.setdefault(key, value)
     return hyperparameters, components, symbol_values
+
+
+def _column_symbols(rows: list[list[_Cell]]) -> dict[str, float | str]:
+    """The values of each column a symbol heads in a settings table ("Dataset | $\\lambda$ | Learning
+    rate"), one per row and experiment: several are joined ("0.5 / 1.0")."""
+    found: dict[str, float | str] = {}
+    for j, cell in enumerate(rows[0]):
+        if j == 0 or (symbol := _symbol_named(cell)) is None:
+            continue
+        values = [parsed.value for row in rows[1:] if j < len(row) and (parsed := parse_value(row[j].plain)) is not None]
+        stated = list(dict.fromkeys(values))
+        if stated:
+            found[symbol_key(symbol)] = stated[0] if len(stated) == 1 else " / ".join(map(str, stated))
+    return found
 
 
 # A model's name as a configuration table's row gives it: "LLaMA 7B", "ViT-B/16", "DiT-XL/2", "GPT-2 medium".
@@ -168,7 +185,7 @@ def _cell_values(
     """(normalized name, value, unit) of a value cell; a tuple cell only for names that expand.
     Without an entry, a plain number or percentage is taken under the name `unnamed`. `named_unit`
     is the unit the row's name or the column's header gives a named value written without one."""
-    sweep = _SWEEP_CELL_RE.fullmatch(cell.strip()) if entry is not None and not entry.expand else None
+    sweep = _SWEEP_CELL_RE.fullmatch(cell.strip()) if (entry is not None and not entry.expand) or (entry is None and unnamed) else None
     if sweep is not None:
         parts = re.split(r"\s*[,/]\s*", (sweep[1] or sweep[2]).strip())
         if len(parts) > 1 and all(parse_value(part) for part in parts):

@@ -69,6 +69,7 @@ class Reading:
     framing_sentences: list[Sentence]  # the introduction's, background's, ...
     citing: dict[str, list[Sentence]] = field(default_factory=dict)  # a citation key → the method's sentences citing it
     top_sections: dict[str, str | None] = field(default_factory=dict)  # a section → its level-1 section
+    nouns_given_numbers: frozenset[str] = frozenset()  # "a margin of 0.2" → "margin", lowercased
 
     @classmethod
     def of(cls, spec: PaperSpec) -> Reading:
@@ -87,7 +88,8 @@ class Reading:
         for sentence in sentences:
             for key in _cited(sentence.plain.text):
                 citing.setdefault(key, []).append(sentence)
-        return cls(spec, sentences, stated, framing_sentences, citing, section_tops(spec))
+        nouns = frozenset(m[1].lower() for sentence in [*framing_sentences, *sentences] for m in _NOUN_GIVEN_A_NUMBER_RE.finditer(sentence.plain.text))
+        return cls(spec, sentences, stated, framing_sentences, citing, section_tops(spec), nouns)
 
 
 def _gap(**fields) -> Gap:
@@ -900,7 +902,19 @@ def _valued_in_text(sentences: list[Sentence]) -> set[str]:
             sign = _VALUE_SIGN.search(part)
             if sign and _VALUE_START.match(part, sign.end()) and (parsed := parse_latex_math(part[: sign.start()])).only_symbol:
                 valued.add(parsed.symbols[0].symbol)
+    # "The weight $\lambda$ (0.5 in all runs)": a number in parentheses right after the symbol.
+    for sentence in sentences:
+        for match in itertools.islice(_VALUE_IN_PARENTHESES_RE.finditer(sentence.plain.text), _INLINE_FORMULAS_READ):
+            span = sentence.plain.math_span(match.start() - 1)
+            if span is None or span[1] != match.start():
+                continue
+            source_start, source_end = sentence.plain.source_span(*span)
+            if (parsed := parse_latex_math(sentence.text[source_start:source_end])).only_symbol:
+                valued.add(parsed.symbols[0].symbol)
     return valued
+
+
+_VALUE_IN_PARENTHESES_RE = re.compile(r"(?<=\S)\s*\(\s*-?\.?\d")
 
 
 # "..., which we set to 0.5", "is 0.5", "of 0.5": a definition that gives its value.
@@ -917,7 +931,17 @@ def _stated_through_its_name(reading: Reading, definition: str) -> bool:
     vocabulary = hyperparameter_vocabulary()
     named = [found.value.name for found in vocabulary.table_names.finditer(plain)]
     named += [found.value.entry.name for found in vocabulary.names.finditer(plain)]
-    return any(name in reading.stated for name in named)
+    if any(name in reading.stated for name in named):
+        return True
+    # A name our vocabulary lacks: the definition's noun, stated with a number elsewhere ("a margin of 0.2").
+    noun = _DEFINED_AS_RE.search(plain)
+    return noun is not None and noun["head"].lower() in reading.nouns_given_numbers
+
+
+# "a margin of 0.2", "the temperature is 0.07": a noun given a number.
+_NOUN_GIVEN_A_NUMBER_RE = re.compile(r"\b([a-z-]{4,})\s+(?:of|=|is|was|to|set\s+to|equal\s+to)\s+\$?-?\.?\d", re.I)
+# "where $\gamma$ is a margin", "$\tau$ denotes the temperature": the noun a definition names the symbol by.
+_DEFINED_AS_RE = re.compile(r"\b(?:is|are|denotes|as)\s+(?:a|an|the)\s+(?:[a-z-]+\s+){0,2}?(?P<head>[a-z-]{4,})\b(?=\s*(?:$|[,.;)]|of\b|for\b|that\b|which\b|to\b|in\b|and\b|between\b|with\b))")
 
 
 def unstated_inline_settings(reading: Reading) -> Iterator[Gap]:
@@ -945,7 +969,7 @@ def unstated_inline_settings(reading: Reading) -> Iterator[Gap]:
         definition = definitions.get(symbol_key(symbol))
         if definition is None or not SETTING_WORDS.search(definition.text) or LEARNED.search(definition.text):
             continue
-        if symbol in valued or symbol in named or symbol_name(symbol) in named or _stated_through_its_name(reading, definition.text):
+        if symbol in valued or symbol_key(symbol) in reading.spec.symbol_values or symbol in named or symbol_name(symbol) in named or _stated_through_its_name(reading, definition.text):
             continue
         if any(w.pattern.search(to_plain(definition.text).text) for w in value_wordings):
             continue  # "with a small constant $\\epsilon$": its wording is asked, as routine, with the conventions
@@ -980,7 +1004,7 @@ def uninitialised_parameters(reading: Reading) -> Iterator[Gap]:
     for name, (latex, evidence) in declared.items():
         found = parse_latex_math(latex).symbols
         symbol = found[0].symbol if found and "{}" not in found[0].symbol else " ".join(latex.split())
-        if symbol[:1] in NOT_A_SETTING or symbol[:1] == "W" or {symbol, name, symbol_name(symbol), f"{symbol}_0"} & valued:
+        if symbol[:1] in NOT_A_SETTING or symbol[:1] == "W" or {symbol, name, symbol_name(symbol), f"{symbol}_0"} & valued or symbol_key(symbol) in reading.spec.symbol_values:
             continue
         by_declaration.setdefault(evidence.location.short(), (evidence, []))[1].append(symbol)
     for evidence, symbols in by_declaration.values():
