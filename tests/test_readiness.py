@@ -314,6 +314,33 @@ def test_probabilities_counted_from_a_corpus_ask_how_rare_words_are_handled(tmp_
     assert asked("We report the average sentence length of each corpus.", "statistic") == []
 
 
+def test_a_training_setting_stated_for_some_experiments_only_is_asked_for_the_others(tmp_path):
+    """A table gives two experiments' settings column by column, and the text gives the training
+    length of one ("For CIFAR-10, we train for 100 epochs"): the other's is asked, once, routine, at
+    the table. A length for every experiment, one in each experiment's own section, or a row of
+    the table asks nothing."""
+    table = (
+        "\\section{Settings}\n\\begin{table}[h]\\caption{Hyperparameters of each experiment.}\\begin{tabular}{lll}\n"
+        "Setting & CIFAR-10 & ImageNet \\\\\nLearning rate & 1e-3 & 1e-4 \\\\\nBatch size & 128 & 256 \\\\\n{extra}\\end{{tabular}}\\end{{table}}\n"
+    )
+    method = "\\section{Method}\nWe train the model with AdamW.\n"
+
+    def asked(body: str, folder: str, extra: str = "") -> list[Gap]:
+        (tmp_path / folder).mkdir()
+        paper = method + table.replace("{extra}", extra).replace("{{", "{").replace("}}", "}") + body
+        return [g for g in _paper(tmp_path / folder, paper).gaps if g.id.startswith("unstated-setting:per-experiment:")]
+
+    [gap] = asked("\\section{CIFAR-10}\nFor CIFAR-10, we train for 100 epochs.\n", "one")
+    assert (gap.title, gap.blocking, gap.setting) == ("training length (epochs, steps or tokens) not stated for ImageNet", False, "training_length")
+    assert gap.evidence[0].quote == "Hyperparameters of each experiment."
+    for i, (body, extra) in enumerate([
+        ("\\section{Training}\nWe train all models for 100 epochs.\n", ""),
+        ("\\section{CIFAR-10}\nWe train for 100 epochs.\n\\section{ImageNet}\nWe train for 300 epochs.\n", ""),
+        ("\\section{CIFAR-10}\nFor CIFAR-10, we train for 100 epochs.\n", "Epochs & 100 & 300 \\\\\n"),
+    ]):
+        assert asked(body, f"said{i}", extra) == [], body
+
+
 def test_a_where_clause_that_leaves_out_a_symbol_asks_for_it_only_if_the_paper_never_names_it(tmp_path):
     """"where α = 0.5 weighs B" explains α, not γ: γ is asked at the equation. A where clause is one place
     of many: γ explained in another section (on the 17 real papers, every symbol a where clause left

@@ -21,6 +21,7 @@ from .finders import (
     unexplained_symbols,
     unstated_inline_settings,
     uninitialised_parameters,
+    unstated_per_experiment,
     unstated_settings,
     unweighted_objectives,
 )
@@ -56,6 +57,7 @@ def assess(spec: PaperSpec, extra: list[Gap] | None = None, answered: Collection
         *uninitialised_parameters(reading),
         *unweighted_objectives(reading),
         *unstated_settings(reading, statuses),
+        *unstated_per_experiment(reading, statuses),
         *ambiguous_wording(reading),
         *(extra or []),
     ]

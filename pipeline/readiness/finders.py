@@ -727,6 +727,84 @@ def unstated_settings(reading: Reading, statuses: list[tuple[SettingStatus, Requ
         )
 
 
+# A table row's hyperparameter for one of several columns: "batch_size [Fuzzy logic]".
+_COLUMN_OF_ROW_RE = re.compile(r"^(?P<row>.*) \[(?P<column>[^\[\]]+)\]$")
+_PER_EXPERIMENT_SETTINGS = ("training_length", "batch_size", "learning_rate")
+
+
+def unstated_per_experiment(reading: Reading, statuses: list[tuple[SettingStatus, Requirement, Evidence]]) -> Iterator[Gap]:
+    """A training setting the paper states for some of its experiments but not for another whose
+    other settings a table gives column by column (hyla: "Fuzzy logic | sraven | Language
+    modeling", with training lengths only for the language model, in its section, and for sraven,
+    in its captions). A statement scoped to no experiment (no column's name in its sentence, its
+    section's titles or its paragraph) speaks for all of them: then nothing is asked. Routine: one
+    question per setting, naming the experiments it misses."""
+    stated = {status.setting: requirement for status, requirement, _ in statuses if status.stated and status.setting in _PER_EXPERIMENT_SETTINGS}
+    if not stated:
+        return
+    for table in reading.spec.tables:
+        columns: dict[str, set[str]] = {}  # an experiment's column → the settings it gives
+        for h in reading.spec.hyperparameters:
+            if h.source == "table" and h.location in table.row_locations and (match := _COLUMN_OF_ROW_RE.match(h.name)):
+                columns.setdefault(match["column"], set()).add(h.normalized_name)
+        if len(columns) < 2:
+            continue
+        for setting, requirement in stated.items():
+            if any(set(requirement.stated_by) & given for given in columns.values()):
+                continue  # the table has the setting's row: what it leaves empty is another question
+            scopes = [_experiments_named(reading, words, list(columns)) for words in _statements(reading, requirement)]
+            if not scopes or any(not scope for scope in scopes):
+                continue  # a statement for every experiment
+            missing = [column for column in columns if not any(column in scope for scope in scopes)]
+            if not missing:
+                continue
+            names = ", ".join(missing)
+            yield _gap(
+                id=f"unstated-setting:per-experiment:{setting}:{names}",
+                kind="unstated-setting",
+                category=requirement.category,
+                title=f"{requirement.label} not stated for {names}",
+                detail=f"The paper states its {requirement.label} for some of its experiments, and a table gives the other settings of {names}, but not this one.",
+                blocking=False,  # the experiments may share it without saying so
+                evidence=[Evidence(quote=table.caption or " | ".join(table.rows[0]), location=table.location)],
+                question=f"The paper gives the {requirement.label} of some experiments but not of {names}: which did you use for {names}?",
+                conventions=list(requirement.conventions),
+                setting=setting,
+            )
+
+
+def _statements(reading: Reading, requirement: Requirement) -> list[tuple[str, str, str | None]]:
+    """Where the paper states a setting: (its sentence, its paragraph, its section) for each stated
+    value and each sentence whose words state it (`stated_by_text`)."""
+    paragraphs = reading.spec.paragraphs
+    found = []
+    for name in requirement.stated_by:
+        for h in reading.stated.get(name, []):
+            index = _paragraph_index(reading, h)
+            found.append((h.text, paragraphs[index].text if index is not None else "", h.section_id))
+    if requirement.stated_by_text is not None:
+        measurement = hyperparameter_vocabulary().measurement_words
+        found += [
+            (s.plain.text, s.paragraph.text, s.paragraph.section_id)
+            for s in [*reading.sentences, *reading.framing_sentences]
+            if requirement.stated_by_text.search(s.plain.text) and not measurement.search(s.plain.text)
+        ]
+    return found
+
+
+def _experiments_named(reading: Reading, statement: tuple[str, str, str | None], experiments: list[str]) -> set[str]:
+    """The experiments a statement names: in its sentence, else its paragraph (a caption's title:
+    "Language modeling. Performance of ... with 130B tokens"), else its section's or its top
+    section's title."""
+    sentence, paragraph, section_id = statement
+    titles = {s.id: s.title for s in reading.spec.sections}
+    for words in (sentence, paragraph, titles.get(section_id or "", ""), titles.get(reading.top_sections.get(section_id or "") or "", "")):
+        named = {e for e in experiments if re.search(rf"(?<!\w){re.escape(e)}(?!\w)", words, re.I)}
+        if named:
+            return named
+    return set()
+
+
 _EQUATIONS_NAMED = 2  # "a norm's order (Eq. (3), Eq. (5) and 2 more)"
 
 
