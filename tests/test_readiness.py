@@ -200,6 +200,13 @@ def test_a_setting_only_an_inline_formula_uses_is_asked_when_no_value_is_given(t
     margin = "\\section{Method}\nThe loss is $L = \\max(0, d_p - d_n + \\gamma)$, where $\\gamma$ is a margin.\n"
     assert [g.id for g in asked(margin, "margin")] == ["unstated-value:γ"]
     assert asked(margin + "\\section{Training}\nWe use a margin of 0.2.\n", "margin-stated") == []
+    # Another paper's margin, another weight, an equation's number state nothing.
+    intro = "\\section{Introduction}\nPrior work uses a margin of 1.\n" + margin
+    assert [g.id for g in asked(intro, "margin-intro")] == ["unstated-value:γ"]
+    weight = "\\section{Method}\nWe minimize $L = L_1 + \\lambda L_2$, where $\\lambda$ is the weight of the adversarial loss. We also add a perceptual loss with a weight of 0.1.\n"
+    assert [g.id for g in asked(weight, "other-weight")] == ["unstated-value:λ"]
+    reference = "\\section{Method}\nWe minimize $L = L_1 + \\lambda L_2$ (1), where the weight $\\lambda$ (2) balances the two terms.\n"
+    assert [g.id for g in asked(reference, "equation-number")] == ["unstated-value:λ"]
     # A symbol defined as a named setting ("the learning rate", "the EMA decay") is stated with it,
     # in a formula of the text or a display equation.
     for i, body in enumerate([
@@ -253,6 +260,10 @@ def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_p
     ]):
         assert asked(answered, f"answered{i}") == [], answered
     assert [g.id for g in asked(scalar + ".\n", "scalar")] == ["unstated-init:α"]
+    # A temperature that scales to unit norm is no normalisation's; a new noun phrase ends a declaration the norm excluded.
+    assert [g.id for g in asked("\\section{Method}\nEmbeddings are scaled to unit norm by a learnable temperature $\\tau$.\n", "unit-norm")] == ["unstated-init:τ"]
+    coordinated = "\\section{Method}\nThe LayerNorm gain $g$, the margin $m$ and the temperature $\\tau$ are learnable.\n"
+    assert [g.id for g in asked(coordinated, "coordinated")] == ["unstated-init:m", "unstated-init:τ"]
     # A case a proof supposes is no value of the setting: "we can assume $\alpha = 1$".
     assert [g.id for g in asked(scalar + ".\n\\section{Proof}\nWithout loss of generality, we can assume $\\alpha = 1$.\n", "assumed")] == ["unstated-init:α"]
     assert [g.id for g in asked(scalar + " of the model.\n", "of-the-model")] == ["unstated-init:α"]  # a parameter of a model is no model
@@ -305,13 +316,24 @@ def test_probabilities_counted_from_a_corpus_ask_how_rare_words_are_handled(tmp_
     for i, said in enumerate([
         "We count word frequencies in both corpora and keep the words that occur at least 5 times.",
         "We count word frequencies in both corpora. Frequencies are smoothed with add-one smoothing.",
-        "We estimate token probabilities with a vocabulary of the 10,000 most frequent words.",
+        "We count word frequencies, keeping only the 10,000 most common words.",
+        # far from the counting, in the implementation details
+        "We count word frequencies in both corpora.\n\\section{Implementation}\nWe discard words that appear fewer than 5 times.",
     ]):
         assert asked(said, f"said{i}") == [], said
     smoothing = estimator + "Each count is smoothed by adding a pseudo-count of one.\n"
     assert asked("We count word frequencies in the corpora described in Section~\\ref{sec:fw}.", "pointed", smoothing) == []
-    # Counting for a statistic of the data, not a probability the method estimates: no such step.
-    assert asked("We report the average sentence length of each corpus.", "statistic") == []
+    # Counting for a statistic, a plot or features, not a probability the method estimates: no such step.
+    for i, other in enumerate([
+        "We count the tokens in each split to report dataset statistics.",
+        "We count word frequencies and plot them on a log-log scale to verify Zipf's law.",
+        "We count term frequencies to compute TF-IDF features for a logistic regression classifier.",
+    ]):
+        assert asked(other, f"other{i}") == [], other
+    # "the Top P hyperparameter, which controls the cumulative probability threshold for token
+    # selection" (decoding) says nothing of rare words.
+    decoding = "For model training, we count word frequencies in both corpora.\n\\section{Generation}\nThe Top P hyperparameter, which controls the probability threshold for token selection, was set to 1.0.\n"
+    assert len(asked(decoding, "decoding")) == 1
 
 
 def test_a_training_setting_stated_for_some_experiments_only_is_asked_for_the_others(tmp_path):

@@ -36,10 +36,12 @@ _DENIED_RE = re.compile(r"\b(?:not|never|no|non|un|rather\s+than|instead\s+of|un
 # learnable projection matrix", "the LayerNorm scale $\gamma$ and shift $\beta$ are learnable").
 _LAYER_WORDS_RE = re.compile(
     r"\b(?:tokens?|embeddings?|quer(?:y|ies)|projections?|linear|layers?|weights?|bias(?:es)?|encoders?|decoders?|networks?|models?|modules?|mlps?"
-    r"|\w*norms?|normali[sz]ations?|affine)\b",
+    r"|\w+norms?|normali[sz]ations?|affine)\b",
     re.I,
 )
 _NEXT_WORDS_RE = re.compile(r"(?:\s*[\w-]+){0,2}")
+# "$\gamma$ and shift $\beta$": one declaration goes on; "$g$, the margin $m$": a new one starts.
+_BARE_COORDINATION_RE = re.compile(r"\s*(?:,|,?\s*and)\s*(?!(?:the|a|an)\b)(?:[A-Za-z-]+\s+)?", re.I)
 _CLAUSE_START_RE = re.compile(r".*(?:[,;:]|\band\b|\bwhere\b|\bwith\b)", re.I | re.S)
 # What follows a symbol in its own math span: its domain or value (`\in \mathbb{R}^d`, `= 0.5`), not symbols declared.
 _DOMAIN_RE = re.compile(r"\\in\b|=|\\subset|>|<|\\geq|\\leq")
@@ -74,7 +76,9 @@ def learnable_symbols(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
             if initialised and _EVERY_PARAMETER_RE.search(text):
                 return {}  # every parameter's start is stated
             maths = list(INLINE_MATH_RE.finditer(text))
-            excluded_until = -1  # the end of a declaration excluded for all it coordinates ("the LayerNorm scale $\gamma$ and shift $\beta$ are")
+            # A declaration excluded for all it coordinates ("the LayerNorm scale $\gamma$ and shift
+            # $\beta$ are"), up to a symbol with a noun phrase of its own (", the margin $m$").
+            excluded_until, excluded_end = -1, -1
             for index, math in enumerate(maths):
                 named = _symbols_named(math[1])
                 # Started: named after "initialized", a few words before it, or with no other formula
@@ -92,8 +96,10 @@ def learnable_symbols(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
                 # the declaration's words with the few after them ("a learnable null-condition token")
                 following = _NEXT_WORDS_RE.match(text, math.end() + len(said_words)).group()  # "token", not "of the model"
                 around = _clause_before(text, math.start()) + " " + said_words + " " + following
-                if _DENIED_RE.search(said_words) or _LAYER_WORDS_RE.search(around) or math.start() < excluded_until:
-                    excluded_until = max(excluded_until, math.end() + len(said_words)) if after else excluded_until
+                coordinated = math.start() < excluded_until and _BARE_COORDINATION_RE.fullmatch(text[excluded_end : math.start()])
+                if _DENIED_RE.search(said_words) or _LAYER_WORDS_RE.search(around) or coordinated:
+                    if after:
+                        excluded_until, excluded_end = max(excluded_until, math.end() + len(said_words)), math.end()
                     after = before = None
                 if named and (after or before):
                     # The quote: the symbol and the words declaring it ("$\rho_i$ being a learnable parameter").

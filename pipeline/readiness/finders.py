@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from ...schemas import TYPE_OF_CATEGORY, Convention, Equation, Evidence, Gap, Hyperparameter, Location, PaperSpec, SettingStatus
+from ...schemas import TYPE_OF_CATEGORY, Convention, Equation, Evidence, Gap, Hyperparameter, Location, PaperSpec, Paragraph, SettingStatus
 from ..extract.components import find_mentions
 from ..algebra import Unreadable, sympy_algebra
 from ..extract.formula import defined_name, read_formula
@@ -69,7 +69,7 @@ class Reading:
     framing_sentences: list[Sentence]  # the introduction's, background's, ...
     citing: dict[str, list[Sentence]] = field(default_factory=dict)  # a citation key → the method's sentences citing it
     top_sections: dict[str, str | None] = field(default_factory=dict)  # a section → its level-1 section
-    nouns_given_numbers: frozenset[str] = frozenset()  # "a margin of 0.2" → "margin", lowercased
+    nouns_given_numbers: frozenset[str] = frozenset()  # "a mixing rate of 0.1" → "rate", "mixing rate" (lowercased)
 
     @classmethod
     def of(cls, spec: PaperSpec) -> Reading:
@@ -88,7 +88,13 @@ class Reading:
         for sentence in sentences:
             for key in _cited(sentence.plain.text):
                 citing.setdefault(key, []).append(sentence)
-        nouns = frozenset(m[1].lower() for sentence in [*framing_sentences, *sentences] for m in _NOUN_GIVEN_A_NUMBER_RE.finditer(sentence.plain.text))
+        # The method's own values only: "prior work uses a margin of 1" in the introduction is another paper's.
+        nouns = frozenset(
+            name.lower()
+            for sentence in sentences
+            for m in _NOUN_GIVEN_A_NUMBER_RE.finditer(sentence.plain.text)
+            for name in (m["head"], f"{m['modifier']} {m['head']}" if m["modifier"] else m["head"])
+        )
         return cls(spec, sentences, stated, framing_sentences, citing, section_tops(spec), nouns)
 
 
@@ -291,7 +297,8 @@ class StepContext:
     paragraph_sentences: dict[int, list[Sentence]]  # by id(paragraph): its method sentences
     equations: dict[int, str]  # by id(paragraph): its display equations' LaTeX
     numbered: frozenset[str]  # the paper's section numbers, which a pointer can lead to
-    section_texts: dict[str, str] = field(default_factory=dict)  # by section number: what a pointer to it leads to, read once
+    said: dict[tuple[str, str], bool] = field(default_factory=dict)  # (a place, words) → whether it says them, read once
+    restatements: dict[tuple[str, str], list[tuple[Paragraph, str]]] = field(default_factory=dict)  # (frame, thing acted on) → sentences
 
     @classmethod
     def of(cls, reading: Reading) -> StepContext:
@@ -313,36 +320,76 @@ class StepContext:
             or vocabulary.measurement_words.search(plain)
         )
 
-    def pointed_to(self, sentence: Sentence) -> str:
-        """The text and equations of the sections the sentence points to ("the corpora described in
-        Section 3"): the step is said there, or not at all."""
-        return " ".join(self._section_text(m.group(1)) for m in _SECTION_POINTER.finditer(sentence.plain.text) if m.group(1) in self.numbered)
+    def said_in_paragraph(self, paragraph: Paragraph, frame: StepFrame, slot: StepSlot, head: str | None) -> bool:
+        """Whether a sentence of the paragraph that speaks of the step (the frame's words for it, or
+        what it acts on: `head`) or the paragraph's equations say the slot. Read once per paragraph
+        and step: a paragraph can repeat a step thousands of times."""
+        key = (f"paragraph {id(paragraph)} {frame.id} {head}", slot.filled.pattern)
+        if key not in self.said:
+            about = [
+                other.plain.text
+                for other in self.paragraph_sentences.get(id(paragraph), [])
+                if frame.restated.search(other.plain.text) or (head and re.search(rf"\b{re.escape(head)}", other.plain.text, re.I))
+            ]
+            self.said[key] = bool(slot.filled.search(" ".join([*about, self.equations.get(id(paragraph), "")])))
+        return self.said[key]
 
-    def _section_text(self, number: str) -> str:
-        if number not in self.section_texts:
+    def said_where_pointed(self, sentence: Sentence, slot: StepSlot) -> bool:
+        """Whether a section the sentence points to ("the corpora described in Section 3") says the
+        slot, in its text or its equations: the step is said there, or not at all."""
+        return any(self._said_in_section(m.group(1), slot) for m in _SECTION_POINTER.finditer(sentence.plain.text) if m.group(1) in self.numbered)
+
+    def _said_in_section(self, number: str, slot: StepSlot) -> bool:
+        key = (f"section {number}", slot.filled.pattern)
+        if key not in self.said:
             spec = self.reading.spec
             ids = {s.id for s in spec.sections if s.number and (s.number == number or s.number.startswith(number + "."))}
             text = [" ".join(s.plain.text for s in sentences_of(p)) for p in spec.paragraphs if p.section_id in ids]
             text += [e.latex or e.text for e in spec.equations if e.section_id in ids]
-            self.section_texts[number] = " ".join(text)
-        return self.section_texts[number]
+            self.said[key] = bool(slot.filled.search(" ".join(text)))
+        return self.said[key]
+
+    def said_anywhere(self, frame: StepFrame) -> bool:
+        """Whether a prose sentence of the method says what the frame's `said_anywhere` words say
+        ("we discard words seen fewer than 5 times", far from "we count word frequencies")."""
+        if frame.said_anywhere is None:
+            return False
+        key = ("method", frame.said_anywhere.pattern)
+        if key not in self.said:
+            self.said[key] = any(s.paragraph.kind == "text" and frame.said_anywhere.search(s.plain.text) for s in self.reading.sentences)
+        return self.said[key]
 
     def is_open(self, sentence: Sentence, frame: StepFrame, slot: StepSlot, acted_on: str) -> bool:
         """Open unless the step's sentence, a sentence of its paragraph that speaks of the step (its
-        words for it, or what it acts on), the paragraph's equations or a restating sentence
+        words for it, or what it acts on), the paragraph's equations, the section the sentence points
+        to, a sentence of the method the frame lets say it anywhere, or a restating sentence
         elsewhere says it: a `+` in another sentence's formula says nothing of this step. A step
         that introduces a formula (its sentence ends with a colon) is said by it."""
         equations = self.equations.get(id(sentence.paragraph), "")
         if equations and sentence.plain.text.rstrip().endswith(":"):
             return False  # "we aggregate them using the scores, which can be formulated as:" the formula says how
+        if slot.filled.search(sentence.plain.text) or self.said_in_paragraph(sentence.paragraph, frame, slot, head_noun(acted_on)):
+            return False
+        if self.said_where_pointed(sentence, slot) or self.said_anywhere(frame):
+            return False
+        return not any(slot.filled.search(s) for s in self.restating(sentence, frame, acted_on))
+
+    def restating(self, step: Sentence, frame: StepFrame, acted_on: str) -> list[str]:
+        """The method's sentences outside the step's paragraph that speak of the same step again: they
+        use the frame's words for it and name what it acts on (`acted_on`, "the two embeddings"): "the
+        two embeddings are combined by concatenation", in the implementation details. Read once per
+        frame and thing acted on: a paper can repeat a step thousands of times."""
         head = head_noun(acted_on)
-        about = [
-            other.plain.text
-            for other in self.paragraph_sentences.get(id(sentence.paragraph), [sentence])
-            if other is sentence or frame.restated.search(other.plain.text) or (head and re.search(rf"\b{re.escape(head)}", other.plain.text, re.I))
-        ]
-        context = " ".join([*about, equations, self.pointed_to(sentence)])
-        return not slot.filled.search(context) and not any(slot.filled.search(s) for s in _restating(self.reading, sentence, frame, acted_on))
+        if head is None:
+            return []
+        key = (frame.id, head)
+        if key not in self.restatements:
+            self.restatements[key] = [
+                (other.paragraph, other.plain.text)
+                for other in self.reading.sentences
+                if frame.restated.search(other.plain.text) and re.search(rf"\b{re.escape(head)}", other.plain.text, re.I)
+            ]
+        return [text for paragraph, text in self.restatements[key] if paragraph is not step.paragraph]
 
     def open_slot(self, sentence: Sentence, frame: StepFrame, acted_on: str) -> StepSlot | None:
         """The first of the frame's slots the paper leaves open for this step (`acted_on`: what the
@@ -379,20 +426,6 @@ def step_gap(gap_id: str, frame: StepFrame, slot: StepSlot, evidence: Evidence, 
         readings=list(slot.readings),
         source=source,
     )
-
-
-def _restating(reading: Reading, step: Sentence, frame: StepFrame, acted_on: str) -> list[str]:
-    """The method's sentences outside the step's paragraph that speak of the same step again: they
-    use the frame's words for it and name what it acts on (`acted_on`, "the two embeddings"): "the
-    two embeddings are combined by concatenation", in the implementation details."""
-    head = head_noun(acted_on)
-    if head is None:
-        return []
-    return [
-        other.plain.text
-        for other in reading.sentences
-        if other.paragraph is not step.paragraph and frame.restated.search(other.plain.text) and re.search(rf"\b{re.escape(head)}", other.plain.text, re.I)
-    ]
 
 
 _CLAUSE_END_RE = re.compile(r"[,.;:(]|\s(?:and|by|with|to|into|as|which|that|where|before|after)\s")
@@ -992,7 +1025,8 @@ def _valued_in_text(sentences: list[Sentence]) -> set[str]:
     return valued
 
 
-_VALUE_IN_PARENTHESES_RE = re.compile(r"(?<=\S)\s*\(\s*-?\.?\d")
+# Not "(1)", an equation's number, nor "(0 < λ < 1)", a range.
+_VALUE_IN_PARENTHESES_RE = re.compile(r"(?<=\S)\s*\(\s*(?!\d+\s*\))(?![^()]{0,80}[<>≤≥])-?\.?\d")
 
 
 # "..., which we set to 0.5", "is 0.5", "of 0.5": a definition that gives its value.
@@ -1011,15 +1045,30 @@ def _stated_through_its_name(reading: Reading, definition: str) -> bool:
     named += [found.value.entry.name for found in vocabulary.names.finditer(plain)]
     if any(name in reading.stated for name in named):
         return True
-    # A name our vocabulary lacks: the definition's noun, stated with a number elsewhere ("a margin of 0.2").
+    # A name our vocabulary lacks: the definition's noun ("a margin"; with the word before it when the
+    # noun alone names many settings: "a mixing rate"), given a number in the method ("a margin of 0.2").
     noun = _DEFINED_AS_RE.search(plain)
-    return noun is not None and noun["head"].lower() in reading.nouns_given_numbers
+    if noun is None:
+        return False
+    head, modifier = noun["head"].lower(), (noun["modifier"] or "").lower()
+    if head in _GENERIC_NOUNS:
+        return bool(modifier) and f"{modifier} {head}" in reading.nouns_given_numbers
+    return head in reading.nouns_given_numbers
 
 
-# "a margin of 0.2", "the temperature is 0.07": a noun given a number.
-_NOUN_GIVEN_A_NUMBER_RE = re.compile(r"\b([a-z-]{4,})\s+(?:of|=|is|was|to|set\s+to|equal\s+to)\s+\$?-?\.?\d", re.I)
-# "where $\gamma$ is a margin", "$\tau$ denotes the temperature": the noun a definition names the symbol by.
-_DEFINED_AS_RE = re.compile(r"\b(?:is|are|denotes|as)\s+(?:a|an|the)\s+(?:[a-z-]+\s+){0,2}?(?P<head>[a-z-]{4,})\b(?=\s*(?:$|[,.;)]|of\b|for\b|that\b|which\b|to\b|in\b|and\b|between\b|with\b))")
+# "a margin of 0.2", "the mixing rate is 0.1": a noun, with the word before it, given a number.
+_NOUN_GIVEN_A_NUMBER_RE = re.compile(
+    r"(?<![A-Za-z-])(?:(?P<modifier>[a-z][a-z-]*)\s+)?(?P<head>[a-z][a-z-]{3,})\s+(?:of|=|is|was|to|set\s+to|equal\s+to)\s+\$?-?\.?\d", re.I
+)
+# "where $\gamma$ is a margin", "$\alpha$ is a constant mixing rate": the noun a definition names the symbol by.
+_DEFINED_AS_RE = re.compile(
+    r"\b(?:is|are|denotes|as)\s+(?:a|an|the)\s+(?:[a-z-]+\s+)??(?:(?P<modifier>[a-z-]+)\s+)??(?P<head>[a-z-]{4,})\b"
+    r"(?=\s*(?:$|[,.;)]|of\b|for\b|that\b|which\b|to\b|in\b|and\b|between\b|with\b))"
+)
+# Nouns that name many settings: "a weight of 0.1" may be any weight's.
+_GENERIC_NOUNS = frozenset(
+    {"weight", "rate", "coefficient", "factor", "constant", "parameter", "hyper-parameter", "hyperparameter", "value", "term", "scale", "number", "size", "ratio", "threshold"}
+)
 
 
 def unstated_inline_settings(reading: Reading) -> Iterator[Gap]:

@@ -49,6 +49,7 @@ class StepFrame:
     category: str
     blocking: bool
     slots: tuple[StepSlot, ...]
+    said_anywhere: re.Pattern[str] | None = None  # words that say the open slot in any prose sentence of the method
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +187,7 @@ def step_frames() -> tuple[StepFrame, ...]:
                 )
                 for slot in entry["slots"]
             ),
+            said_anywhere=re.compile(entry["said_anywhere"], re.IGNORECASE) if entry.get("said_anywhere") else None,
         )
         for entry in _load_yaml("steps.yaml")
     )
