@@ -462,6 +462,13 @@ def l_assignment_list(rng, ctx):
     return f"one sentence of {count:,} assignments"
 
 
+def l_repeated_step(rng, ctx):
+    count = rng.choice([1_000, 2_000])
+    step = rng.choice(["We count word frequencies in Section 1.", "We randomly mask the tokens.", "We combine the two embeddings."])
+    _insert_in_body(rng, ctx.main, " ".join([step] * count).encode())
+    return f"one paragraph repeating a step of the method {count:,} times"
+
+
 def l_inline_math_1mb(rng, ctx):
     terms, size, i = [], 0, 0
     while size < MB:
@@ -507,7 +514,7 @@ LATEX_TARGETED = [
     ("dev_zero", l_dev_zero), ("huge_number", l_huge_number), ("nul_in_input", l_nul_in_input),
     ("unreadable", l_unreadable), ("settings_sentence_16k", l_settings_16k), ("settings_sentence_62k", l_settings_62k),
     ("inline_math_1mb", l_inline_math_1mb), ("input_cycle", l_input_cycle), ("macro_loop", l_macro),
-    ("digit_run", l_digit_run), ("assignment_list", l_assignment_list),
+    ("digit_run", l_digit_run), ("assignment_list", l_assignment_list), ("repeated_step", l_repeated_step),
 ]
 
 
