@@ -339,8 +339,8 @@ def test_probabilities_counted_from_a_corpus_ask_how_rare_words_are_handled(tmp_
 def test_a_training_setting_stated_for_some_experiments_only_is_asked_for_the_others(tmp_path):
     """A table gives two experiments' settings column by column, and the text gives the training
     length of one ("For CIFAR-10, we train for 100 epochs"): the other's is asked, once, routine, at
-    the table. A length for every experiment, one in each experiment's own section, or a row of
-    the table asks nothing."""
+    the table. A length for every experiment (a sentence naming none, or "all models"), one in each
+    experiment's own section, a recipe followed for the other, or a row or table of lengths asks nothing."""
     table = (
         "\\section{Settings}\n\\begin{table}[h]\\caption{Hyperparameters of each experiment.}\\begin{tabular}{lll}\n"
         "Setting & CIFAR-10 & ImageNet \\\\\nLearning rate & 1e-3 & 1e-4 \\\\\nBatch size & 128 & 256 \\\\\n{extra}\\end{{tabular}}\\end{{table}}\n"
@@ -354,11 +354,20 @@ def test_a_training_setting_stated_for_some_experiments_only_is_asked_for_the_ot
 
     [gap] = asked("\\section{CIFAR-10}\nFor CIFAR-10, we train for 100 epochs.\n", "one")
     assert (gap.title, gap.blocking, gap.setting) == ("training length (epochs, steps or tokens) not stated for ImageNet", False, "training_length")
-    assert gap.evidence[0].quote == "Hyperparameters of each experiment."
+    assert [e.quote for e in gap.evidence] == ["Hyperparameters of each experiment.", "For CIFAR-10, we train for 100 epochs."]
+    assert gap.question == "The paper gives the training length (epochs, steps or tokens) of CIFAR-10 but not of ImageNet: which did you use for ImageNet?"
+    schedule = "\\section{Schedule}\n\\begin{table}[h]\\caption{Training schedule.}\\begin{tabular}{ll}\nDataset & Epochs \\\\\nCIFAR-10 & 100 \\\\\nImageNet & 300 \\\\\n\\end{tabular}\\end{table}\n"
     for i, (body, extra) in enumerate([
         ("\\section{Training}\nWe train all models for 100 epochs.\n", ""),
         ("\\section{CIFAR-10}\nWe train for 100 epochs.\n\\section{ImageNet}\nWe train for 300 epochs.\n", ""),
         ("\\section{CIFAR-10}\nFor CIFAR-10, we train for 100 epochs.\n", "Epochs & 100 & 300 \\\\\n"),
+        # a sentence naming no experiment is for all, though its paragraph or section names one
+        ("\\section{Training}\nAll models are trained for 100 epochs. Data augmentation on CIFAR-10 follows random cropping.\n", ""),
+        ("\\section{Experiments on CIFAR-10}\nAll models are trained for 200 epochs.\n", ""),
+        ("\\section{Training}\nWe train each model for 100 epochs, following standard practice on CIFAR-10.\n", ""),
+        # handed to another recipe; a table of its own
+        ("\\section{CIFAR-10}\nOn CIFAR-10 we train for 100 epochs. For ImageNet we follow the training recipe of DeiT.\n", ""),
+        ("\\section{CIFAR-10}\nFor CIFAR-10, we train for 100 epochs.\n" + schedule, ""),
     ]):
         assert asked(body, f"said{i}", extra) == [], body
 

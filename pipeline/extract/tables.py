@@ -48,7 +48,7 @@ def from_table(table: Table) -> tuple[list[Hyperparameter], list[Component], dic
         if len(row) >= 2 and not row[0].plain and above and above[0].plain:
             row[0] = above[0]
     captioned = bool(_SETTINGS_CAPTION_RE.search(table.caption or ""))
-    named = {i: entry for i, row in enumerate(rows) if len(row) >= 2 and (entry := _cell_entry(row[0].plain))}
+    named = {i: entry for i, row in enumerate(rows) if len(row) >= 2 and (entry := cell_entry(row[0].plain))}
     hyperparameters: list[Hyperparameter] = []
     components: list[Component] = []
     symbol_values: dict[str, float | str] = {}
@@ -74,7 +74,7 @@ def from_table(table: Table) -> tuple[list[Hyperparameter], list[Component], dic
         components = [component for i in named for component in _row_components(table, i, rows[i], hyperparameters)]
     elif rows and (captioned or _rows_name_models(rows)):
         hyperparameters = _column_values(table, rows)
-    if rows and 0 not in named and (captioned or any(_cell_entry(cell.plain) for cell in rows[0][1:])):
+    if rows and 0 not in named and (captioned or any(cell_entry(cell.plain) for cell in rows[0][1:])):
         for key, value in _column_symbols(rows).items():
             symbol_values.setdefault(key, value)
     return hyperparameters, components, symbol_values
@@ -117,7 +117,7 @@ def _rows_name_models(rows: list[list[_Cell]]) -> bool:
     return len(body) >= 2 and all(_MODEL_NAME_RE.match(row[0].plain) and _MODEL_SIZE_RE.search(row[0].plain) for row in body)
 
 
-def _cell_entry(cell: str) -> HyperparameterEntry | None:
+def cell_entry(cell: str) -> HyperparameterEntry | None:
     """The hyperparameter a header cell names ("Peak learning rate", "#Layers", "warmup_steps")."""
     cell = cell.replace("_", " ")
     if not cell or len(cell.split()) > 8:
@@ -157,12 +157,12 @@ def _row_values(
 
 def _column_values(table: Table, rows: list[list[_Cell]]) -> list[Hyperparameter]:
     header = rows[0]
-    columns = [(j, entry) for j, cell in enumerate(header) if j > 0 and (entry := _cell_entry(cell.plain))]
+    columns = [(j, entry) for j, cell in enumerate(header) if j > 0 and (entry := cell_entry(cell.plain))]
     if len(columns) < 2:
         return []
     found = []
     for index, row in enumerate(rows[1:], start=1):
-        if not row or not row[0].plain or _cell_entry(row[0].plain):
+        if not row or not row[0].plain or cell_entry(row[0].plain):
             continue
         for j, entry in columns:
             if j >= len(row):

@@ -23,6 +23,7 @@ from ..extract.learnable import learnable_symbols
 from ..extract.mathtext import to_plain
 from ..extract.parts import framing_sections, section_tops
 from ..extract.sentences import Sentence, sentences_of
+from ..extract.tables import cell_entry
 from ..extract.symbols import parse_latex_math, symbol_definitions
 from ..extract.values import VALUE_RE, evaluate
 from .knowledge import FormulaConvention, Requirement, StepFrame, StepSlot, ambiguous_wordings, formula_conventions, metrics, requirements, step_frames
@@ -763,76 +764,122 @@ def unstated_settings(reading: Reading, statuses: list[tuple[SettingStatus, Requ
 # A table row's hyperparameter for one of several columns: "batch_size [Fuzzy logic]".
 _COLUMN_OF_ROW_RE = re.compile(r"^(?P<row>.*) \[(?P<column>[^\[\]]+)\]$")
 _PER_EXPERIMENT_SETTINGS = ("training_length", "batch_size", "learning_rate")
+_EXPERIMENT_COLUMNS_READ = 50  # a table of more columns is no list of experiments
+# Columns that are not experiments: "Setting | Value | Notes".
+_NOT_AN_EXPERIMENT = re.compile(r"^(?:values?|defaults?|notes?|descriptions?|settings?|ranges?|ours|baselines?)$", re.I)
+# "All models are trained for 100 epochs", "for each dataset", "across tasks": every experiment.
+_FOR_EVERY_EXPERIMENT = re.compile(
+    r"\b(?:all|each|every|both)\s+(?:of\s+the\s+)?(?:[\w-]+\s+)?(?:models?|datasets?|experiments?|tasks?|runs?|settings?|benchmarks?|networks?|variants?|methods?)\b"
+    r"|\bacross\s+(?:all\s+)?(?:datasets|tasks|experiments|benchmarks|models)\b|\b(?:for|in)\s+all\b",
+    re.I,
+)
+# "For ImageNet we follow the training recipe of DeiT", "ImageNet uses the same schedule".
+_SETTINGS_HANDED_OVER = re.compile(r"\b(?:follow\w*|same|identical|as\s+in|recipe|unchanged|(?:schedule|settings?|setup|protocol)\s+(?:of|from))\b", re.I)
 
 
 def unstated_per_experiment(reading: Reading, statuses: list[tuple[SettingStatus, Requirement, Evidence]]) -> Iterator[Gap]:
     """A training setting the paper states for some of its experiments but not for another whose
     other settings a table gives column by column (hyla: "Fuzzy logic | sraven | Language
     modeling", with training lengths only for the language model, in its section, and for sraven,
-    in its captions). A statement scoped to no experiment (no column's name in its sentence, its
-    section's titles or its paragraph) speaks for all of them: then nothing is asked. Routine: one
-    question per setting, naming the experiments it misses."""
+    in its captions). A statement belongs to the experiments its sentence names, else its caption,
+    else its section's or top section's title; one that names none, or speaks of all of them ("all
+    models are trained for 100 epochs"), is for every experiment: then nothing is asked. An
+    experiment handed to another recipe ("for ImageNet we follow DeiT") or a table with the
+    setting's row or column says it. Routine: one question per setting, naming the experiments."""
     stated = {status.setting: requirement for status, requirement, _ in statuses if status.stated and status.setting in _PER_EXPERIMENT_SETTINGS}
     if not stated:
         return
-    for table in reading.spec.tables:
-        columns: dict[str, set[str]] = {}  # an experiment's column → the settings it gives
-        for h in reading.spec.hyperparameters:
-            if h.source == "table" and h.location in table.row_locations and (match := _COLUMN_OF_ROW_RE.match(h.name)):
-                columns.setdefault(match["column"], set()).add(h.normalized_name)
-        if len(columns) < 2:
+    table_of_row = {_place(where): i for i, table in enumerate(reading.spec.tables) for where in table.row_locations}
+    columns_of: dict[int, dict[str, set[str]]] = {}  # a table → each experiment's column → the settings it gives
+    for h in reading.spec.hyperparameters:
+        if h.source == "table" and (i := table_of_row.get(_place(h.location))) is not None and (match := _COLUMN_OF_ROW_RE.match(h.name)):
+            columns_of.setdefault(i, {}).setdefault(match["column"], set()).add(h.normalized_name)
+    for i, table in enumerate(reading.spec.tables):
+        columns = columns_of.get(i, {})
+        if not 2 <= len(columns) <= _EXPERIMENT_COLUMNS_READ or any(len(c) < 2 or _NOT_AN_EXPERIMENT.match(c) for c in columns):
             continue
+        naming = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(c) for c in sorted(columns, key=len, reverse=True)) + r")(?![\w-])", re.I)
+        by_name = {c.lower(): c for c in columns}
         for setting, requirement in stated.items():
-            if any(set(requirement.stated_by) & given for given in columns.values()):
-                continue  # the table has the setting's row: what it leaves empty is another question
-            scopes = [_experiments_named(reading, words, list(columns)) for words in _statements(reading, requirement)]
+            if any(set(requirement.stated_by) & given for given in columns.values()) or _heads_a_table(reading, requirement):
+                continue  # a table has the setting's row or column: what it leaves empty is another question
+            statements = _statements(reading, requirement)
+            scopes = [_experiments_named(reading, statement, naming, by_name) for statement in statements]
             if not scopes or any(not scope for scope in scopes):
                 continue  # a statement for every experiment
-            missing = [column for column in columns if not any(column in scope for scope in scopes)]
+            handed_over = {
+                by_name[m.group().lower()]
+                for sentence in reading.sentences
+                if _SETTINGS_HANDED_OVER.search(sentence.plain.text)
+                for m in naming.finditer(sentence.plain.text)
+            }
+            missing = [c for c in columns if not any(c in scope for scope in scopes) and c not in handed_over]
             if not missing:
                 continue
-            names = ", ".join(missing)
+            covered = [c for c in columns if any(c in scope for scope in scopes)]
+            example = next(evidence for (_, _, _, evidence), scope in zip(statements, scopes) if covered[0] in scope)
+            names, stated_for = _and_joined(missing), _and_joined(covered)
+            table_name = f"Table {table.number}" if table.number else "A settings table"
             yield _gap(
-                id=f"unstated-setting:per-experiment:{setting}:{names}",
+                id=f"unstated-setting:per-experiment:{setting}:{','.join(missing)}",
                 kind="unstated-setting",
                 category=requirement.category,
                 title=f"{requirement.label} not stated for {names}",
-                detail=f"The paper states its {requirement.label} for some of its experiments, and a table gives the other settings of {names}, but not this one.",
+                detail=f"{table_name} gives the other settings of {names}, and the paper states the {requirement.label} of {stated_for}, but not of {names}.",
                 blocking=False,  # the experiments may share it without saying so
-                evidence=[Evidence(quote=table.caption or " | ".join(table.rows[0]), location=table.location)],
-                question=f"The paper gives the {requirement.label} of some experiments but not of {names}: which did you use for {names}?",
+                evidence=[Evidence(quote=table.caption or " | ".join(table.rows[0]), location=table.location), example],
+                question=f"The paper gives the {requirement.label} of {stated_for} but not of {names}: which did you use for {names}?",
                 conventions=list(requirement.conventions),
                 setting=setting,
             )
 
 
-def _statements(reading: Reading, requirement: Requirement) -> list[tuple[str, str, str | None]]:
-    """Where the paper states a setting: (its sentence, its paragraph, its section) for each stated
-    value and each sentence whose words state it (`stated_by_text`)."""
+def _place(where: Location) -> tuple:
+    return where.file, where.line, where.column, where.end_line, where.end_column, where.page, where.bbox
+
+
+def _and_joined(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1]
+
+
+def _heads_a_table(reading: Reading, requirement: Requirement) -> bool:
+    """Whether a row or column of any table is named by the setting ("Dataset | Epochs"), read or not."""
+    return any(
+        (entry := cell_entry(to_plain(cell).text.strip())) is not None and entry.name in requirement.stated_by
+        for table in reading.spec.tables
+        for cell in [*(table.rows[0] if table.rows else []), *(row[0] for row in table.rows[1:] if row)]
+    )
+
+
+def _statements(reading: Reading, requirement: Requirement) -> list[tuple[str, str, str | None, Evidence]]:
+    """Where the paper states a setting: (its sentence, its caption if a caption states it, its
+    section, the evidence) for each stated value and each sentence whose words state it."""
     paragraphs = reading.spec.paragraphs
     found = []
     for name in requirement.stated_by:
         for h in reading.stated.get(name, []):
             index = _paragraph_index(reading, h)
-            found.append((h.text, paragraphs[index].text if index is not None else "", h.section_id))
+            caption = paragraphs[index].text if index is not None and paragraphs[index].kind == "caption" else ""
+            found.append((h.text, caption, h.section_id, Evidence(quote=" ".join(h.text.split()), location=h.location)))
     if requirement.stated_by_text is not None:
         measurement = hyperparameter_vocabulary().measurement_words
-        found += [
-            (s.plain.text, s.paragraph.text, s.paragraph.section_id)
-            for s in [*reading.sentences, *reading.framing_sentences]
-            if requirement.stated_by_text.search(s.plain.text) and not measurement.search(s.plain.text)
-        ]
+        for s in [*reading.sentences, *reading.framing_sentences]:
+            if (match := requirement.stated_by_text.search(s.plain.text)) and not measurement.search(s.plain.text):
+                caption = s.paragraph.text if s.paragraph.kind == "caption" else ""
+                found.append((s.plain.text, caption, s.paragraph.section_id, _sentence_evidence(s, match.start(), match.end())))
     return found
 
 
-def _experiments_named(reading: Reading, statement: tuple[str, str, str | None], experiments: list[str]) -> set[str]:
-    """The experiments a statement names: in its sentence, else its paragraph (a caption's title:
-    "Language modeling. Performance of ... with 130B tokens"), else its section's or its top
-    section's title."""
-    sentence, paragraph, section_id = statement
+def _experiments_named(reading: Reading, statement: tuple[str, str, str | None, Evidence], naming: re.Pattern[str], by_name: dict[str, str]) -> set[str]:
+    """The experiments a statement is for: those its sentence names, else its caption (a caption's
+    title: "Language modeling. Performance of ... with 130B tokens"), else its section's or its top
+    section's title; none (every experiment) for a sentence that speaks of all of them."""
+    sentence, caption, section_id, _ = statement
+    if _FOR_EVERY_EXPERIMENT.search(sentence):
+        return set()
     titles = {s.id: s.title for s in reading.spec.sections}
-    for words in (sentence, paragraph, titles.get(section_id or "", ""), titles.get(reading.top_sections.get(section_id or "") or "", "")):
-        named = {e for e in experiments if re.search(rf"(?<!\w){re.escape(e)}(?!\w)", words, re.I)}
+    for words in (sentence, caption, titles.get(section_id or "", ""), titles.get(reading.top_sections.get(section_id or "") or "", "")):
+        named = {by_name[m.group().lower()] for m in naming.finditer(words)}
         if named:
             return named
     return set()
@@ -854,7 +901,7 @@ def left_to_convention(reading: Reading, statuses: list[tuple[SettingStatus, Req
         named = ", ".join(equation_name(e) for e in equations[:_EQUATIONS_NAMED])
         more = f" and {len(equations) - _EQUATIONS_NAMED} more" if len(equations) > _EQUATIONS_NAMED else ""
         labels.append(f"{convention.label} ({named}{more})")
-    listed = ", ".join(labels[:-1]) + (" and " if len(labels) > 1 else "") + labels[-1]
+    listed = _and_joined(labels)
     evidence = [e for _, _, e in settings] + [Evidence(quote=eqs[0].latex or eqs[0].text, location=eqs[0].location) for _, eqs in formulas]
     return _gap(
         id="unstated-defaults:" + ",".join([*(status.setting for status, _, _ in settings), *(c.id for c, _ in formulas)]),
