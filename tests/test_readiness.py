@@ -226,8 +226,9 @@ def test_a_setting_only_an_inline_formula_uses_is_asked_when_no_value_is_given(t
 def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_path):
     """"where $a, b \\in R^d$ are learnable vectors" with no word of how they start is one routine
     question at the declaration. A start said anywhere answers it: in a clause after the declaration
-    with no other formula between, in the next sentence ("It is initialized to 1."), for every
-    parameter, or as a value; the initialization of another symbol in the same sentence does not. A
+    with no other formula between, in the next sentence ("It is initialized to 1.", also when it
+    opens the next paragraph), for every parameter, as a value, or in a table row ("$\\alpha$
+    initialization | 0.5"); the initialization of another symbol in the same sentence does not. A
     parameter said not to be learnable, a layer's weights, a token, an embedding, a query or a
     normalisation's affine parameters are not asked. A value a proof only supposes ("we can assume $\\alpha = 1$") is no start."""
     declared = "\\section{Method}\nWe compute $z = W x$, where $\\mathbf{a}, \\mathbf{b} \\in \\mathbb{R}^d$ are learnable vectors, and $c \\in (0,1)$ is a constant used for the initialization of $\\lambda$.\n"
@@ -257,6 +258,8 @@ def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_p
         "\\section{Method}\nFollowing LayerNorm, $\\gamma$ and $\\beta$ are learnable affine parameters.\n",
         scalar + " whose initial value is 0.5.\n",
         scalar + ".\n\\section{Implementation}\n$\\alpha$ starts at 0.5.\n",
+        scalar + ".\n\nWe set its initial value to 0.5.\n",  # the next paragraph refers back
+        scalar + ".\n\\section{Settings}\n\\begin{table}[h]\\caption{Hyperparameters}\\begin{tabular}{ll}\nSetting & Value \\\\\n$\\alpha$ initialization & 0.5 \\\\\nBatch size & 64 \\\\\n\\end{tabular}\\end{table}\n",
     ]):
         assert asked(answered, f"answered{i}") == [], answered
     assert [g.id for g in asked(scalar + ".\n", "scalar")] == ["unstated-init:α"]

@@ -60,10 +60,18 @@ def learnable_symbols(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
     framing = framing_sections(spec)
     learnable: dict[str, tuple[str, Evidence]] = {}
     started: set[str] = set()
-    for paragraph in spec.paragraphs:
+    # A table row that starts a symbol: "$\alpha$ initialization | 0.5".
+    for table in spec.tables:
+        for row in table.rows:
+            if row and _INITIALISED_RE.search(row[0]):
+                started |= {name for math in INLINE_MATH_RE.finditer(row[0]) for _, name in _symbols_named(math[1])}
+    declared_last: tuple[int, set[str]] = (-1, set())  # the paragraph whose last sentence declared, and what
+    for index, paragraph in enumerate(spec.paragraphs):
         if not _INITIALISED_RE.search(paragraph.text) and ("$" not in paragraph.text or not _LEARNABLE_RE.search(paragraph.text)):
             continue
-        declared_before: set[str] = set()  # what the paragraph's sentence before declared
+        # What the sentence before declared: the paragraph's, or for its first sentence the end of the
+        # paragraph just before ("... is a learnable scalar." then "We set its initial value to 0.5.").
+        declared_before = declared_last[1] if declared_last[0] == index - 1 else set()
         for sentence in sentences_of(paragraph):
             text = sentence.text
             declares = paragraph.section_id not in framing and _LEARNABLE_RE.search(text)
@@ -108,6 +116,7 @@ def learnable_symbols(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
                     for latex, name in named:
                         learnable.setdefault(name, (latex, said))
                     declared_before |= {name for _, name in named}
+        declared_last = (index, declared_before)
     return {name: said for name, said in learnable.items() if name not in started}
 
 
