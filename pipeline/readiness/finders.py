@@ -789,6 +789,7 @@ def unstated_per_experiment(reading: Reading, statuses: list[tuple[SettingStatus
     stated = {status.setting: requirement for status, requirement, _ in statuses if status.stated and status.setting in _PER_EXPERIMENT_SETTINGS}
     if not stated:
         return
+    titles = {s.id: s.title for s in reading.spec.sections}
     table_of_row = {_place(where): i for i, table in enumerate(reading.spec.tables) for where in table.row_locations}
     columns_of: dict[int, dict[str, set[str]]] = {}  # a table → each experiment's column → the settings it gives
     for h in reading.spec.hyperparameters:
@@ -804,7 +805,7 @@ def unstated_per_experiment(reading: Reading, statuses: list[tuple[SettingStatus
             if any(set(requirement.stated_by) & given for given in columns.values()) or _heads_a_table(reading, requirement):
                 continue  # a table has the setting's row or column: what it leaves empty is another question
             statements = _statements(reading, requirement)
-            scopes = [_experiments_named(reading, statement, naming, by_name) for statement in statements]
+            scopes = [_experiments_named(reading, statement, naming, by_name, titles) for statement in statements]
             if not scopes or any(not scope for scope in scopes):
                 continue  # a statement for every experiment
             handed_over = {
@@ -870,14 +871,15 @@ def _statements(reading: Reading, requirement: Requirement) -> list[tuple[str, s
     return found
 
 
-def _experiments_named(reading: Reading, statement: tuple[str, str, str | None, Evidence], naming: re.Pattern[str], by_name: dict[str, str]) -> set[str]:
+def _experiments_named(
+    reading: Reading, statement: tuple[str, str, str | None, Evidence], naming: re.Pattern[str], by_name: dict[str, str], titles: dict[str, str]
+) -> set[str]:
     """The experiments a statement is for: those its sentence names, else its caption (a caption's
     title: "Language modeling. Performance of ... with 130B tokens"), else its section's or its top
     section's title; none (every experiment) for a sentence that speaks of all of them."""
     sentence, caption, section_id, _ = statement
     if _FOR_EVERY_EXPERIMENT.search(sentence):
         return set()
-    titles = {s.id: s.title for s in reading.spec.sections}
     for words in (sentence, caption, titles.get(section_id or "", ""), titles.get(reading.top_sections.get(section_id or "") or "", "")):
         named = {by_name[m.group().lower()] for m in naming.finditer(words)}
         if named:
