@@ -708,6 +708,12 @@ def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
         "We assign each observation to the nearest class in the feature space.": "distance or similarity",
         "Then we randomly mask the input tokens.": "what share is masked",
         "We split the dataset into a training and a test set.": "proportions",
+        "We train the classifier on the real training set, split into training and validation sets.": "proportions",
+        # a sentence for another experiment says nothing of this one's split; one for all of them does
+        "For Diabetes, we split it into train and test sets. For DCR, we apply an equal split.": "proportions",
+        "For Diabetes, we split it into train and test sets. For Diabetes, the split is equal.": None,
+        "For Diabetes, we split it into train and test sets. The split is equal for all datasets.": None,
+        "For simplicity, we split it into train and test sets. For DCR, we apply an equal split.": None,
         "We project the features into a shared space with a linear layer.": None,  # "space": where to, said
         "We project the pooled features to the decoder.": "dimension",
         "The function $s(\\cdot, \\cdot)$ computes the patch-wise similarities between the two representations.": "distance or similarity",

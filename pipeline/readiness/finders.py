@@ -321,16 +321,18 @@ class StepContext:
             or vocabulary.measurement_words.search(plain)
         )
 
-    def said_in_paragraph(self, paragraph: Paragraph, frame: StepFrame, slot: StepSlot, head: str | None) -> bool:
+    def said_in_paragraph(self, paragraph: Paragraph, frame: StepFrame, slot: StepSlot, head: str | None, scope: str | None) -> bool:
         """Whether a sentence of the paragraph that speaks of the step (the frame's words for it, or
-        what it acts on: `head`) or the paragraph's equations say the slot. Read once per paragraph
-        and step: a paragraph can repeat a step thousands of times."""
-        key = (f"paragraph {id(paragraph)} {frame.id} {head}", slot.filled.pattern)
+        what it acts on: `head`), and not of another experiment than the step's `scope`, or the
+        paragraph's equations say the slot. Read once per paragraph and step: a paragraph can repeat
+        a step thousands of times."""
+        key = (f"paragraph {id(paragraph)} {frame.id} {head} {scope}", slot.filled.pattern)
         if key not in self.said:
             about = [
                 other.plain.text
                 for other in self.paragraph_sentences.get(id(paragraph), [])
-                if frame.restated.search(other.plain.text) or (head and re.search(rf"\b{re.escape(head)}", other.plain.text, re.I))
+                if (frame.restated.search(other.plain.text) or (head and re.search(rf"\b{re.escape(head)}", other.plain.text, re.I)))
+                and _same_scope(scope, other.plain.text)
             ]
             self.said[key] = bool(slot.filled.search(" ".join([*about, self.equations.get(id(paragraph), "")])))
         return self.said[key]
@@ -369,11 +371,12 @@ class StepContext:
         equations = self.equations.get(id(sentence.paragraph), "")
         if equations and sentence.plain.text.rstrip().endswith(":"):
             return False  # "we aggregate them using the scores, which can be formulated as:" the formula says how
-        if slot.filled.search(sentence.plain.text) or self.said_in_paragraph(sentence.paragraph, frame, slot, head_noun(acted_on)):
+        scope = _opening_scope(sentence.plain.text)
+        if slot.filled.search(sentence.plain.text) or self.said_in_paragraph(sentence.paragraph, frame, slot, head_noun(acted_on), scope):
             return False
         if self.said_where_pointed(sentence, slot) or self.said_anywhere(frame):
             return False
-        return not any(slot.filled.search(s) for s in self.restating(sentence, frame, acted_on))
+        return not any(slot.filled.search(s) for s in self.restating(sentence, frame, acted_on) if _same_scope(scope, s))
 
     def restating(self, step: Sentence, frame: StepFrame, acted_on: str) -> list[str]:
         """The method's sentences outside the step's paragraph that speak of the same step again: they
@@ -396,6 +399,30 @@ class StepContext:
         """The first of the frame's slots the paper leaves open for this step (`acted_on`: what the
         step's words say it acts on, "the two embeddings")."""
         return next((slot for slot in frame.slots if self.is_open(sentence, frame, slot, acted_on)), None)
+
+
+# "For Diabetes, we split it ...", "For the MLE task, ...": the experiment a sentence opens with. Not
+# a reason or an example ("For simplicity,", "For example,"), nor all of them ("For each dataset,").
+_OPENING_SCOPE = re.compile(
+    r"^\s*(?:For|On)\s+(?!(?:simplicity|example|instance|clarity|brevity|convenience|fairness|efficiency|stability|"
+    r"comparison|reference|consistency|completeness|this|that|these|those|all|each|every|both|any)\b)(?:the\s+)?([^,.;]{1,60}?),\s"
+)
+
+
+def _opening_scope(plain: str) -> str | None:
+    """The experiment a sentence opens with ("For Diabetes, we split ..." → "diabetes"), if any."""
+    match = _OPENING_SCOPE.match(plain)
+    return " ".join(match.group(1).lower().split()) if match else None
+
+
+def _same_scope(scope: str | None, other: str) -> bool:
+    """Whether a sentence may speak of the same step as one opening with `scope`: it opens with no
+    experiment, or with the same one. "For DCR, we apply an equal split" says nothing of the
+    split "For Diabetes"."""
+    if scope is None:
+        return True
+    theirs = _opening_scope(other)
+    return theirs is None or theirs == scope
 
 
 def step_object(sentence: Sentence, frame: StepFrame, step_words: str) -> str:
