@@ -709,11 +709,24 @@ def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
         "Then we randomly mask the input tokens.": "what share is masked",
         "We split the dataset into a training and a test set.": "proportions",
         "We train the classifier on the real training set, split into training and validation sets.": "proportions",
-        # a sentence for another experiment says nothing of this one's split; one for all of them does
+        "The training set is further split into training and validation subsets.": "proportions",
+        # no data split: an image into patches, a procedure into phases
+        "Each image is split into non-overlapping patches.": None,
+        "We split each image into patches.": None,
+        "The procedure, split into training and inference phases, runs on a single GPU.": None,
+        # a table of the split's sizes says its proportions
+        "We split the records into training and test sets.\n\n\\begin{tabular}{lrr}Dataset & Train & Test\\\\ Adult & 800 & 200\\\\ \\end{tabular}": None,
+        # a sentence for other experiments says nothing of this one's split; one naming it (however
+        # written), or naming no experiment, does
         "For Diabetes, we split it into train and test sets. For DCR, we apply an equal split.": "proportions",
-        "For Diabetes, we split it into train and test sets. For Diabetes, the split is equal.": None,
+        "For Diabetes, we split the records into train and test sets. For Heart, we use the official split.": "proportions",
+        "For Diabetes, we split it into train and test sets. For the Diabetes data, the split is equal.": None,
+        "For Diabetes (DB), we split it into train and test sets. For DB, the split is equal.": None,
+        "For Diabetes, we split it into train and test sets. For DCR, Diabetes and Heart, the split is equal.": None,
+        "For Diabetes, we split it into train and test sets. For reproducibility, the split is equal.": None,
         "For Diabetes, we split it into train and test sets. The split is equal for all datasets.": None,
-        "For simplicity, we split it into train and test sets. For DCR, we apply an equal split.": None,
+        "For a fair comparison, we split it into train and test sets. For DCR, we apply an equal split.": None,
+        "For the image modality, we randomly mask the input tokens. For images, the masking ratio is 75\\%.": None,
         "We project the features into a shared space with a linear layer.": None,  # "space": where to, said
         "We project the pooled features to the decoder.": "dimension",
         "The function $s(\\cdot, \\cdot)$ computes the patch-wise similarities between the two representations.": "distance or similarity",

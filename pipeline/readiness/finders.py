@@ -282,7 +282,7 @@ def open_steps(reading: Reading) -> Iterator[Gap]:
             if match is None:
                 continue
             step_words = _step_words(plain, match)
-            slot = steps.open_slot(sentence, frame, step_words[len(match.group()) :])
+            slot = steps.open_slot(sentence, frame, step_object(sentence, frame, step_words))
             if slot is not None:
                 asked += 1
                 yield step_gap(f"open-step:{frame.id}:{slot.id}:{asked}", frame, slot, _sentence_evidence(sentence, match.start(), match.end()), step_words)
@@ -299,6 +299,9 @@ class StepContext:
     equations: dict[int, str]  # by id(paragraph): its display equations' LaTeX
     numbered: frozenset[str]  # the paper's section numbers, which a pointer can lead to
     said: dict[tuple[str, str], bool] = field(default_factory=dict)  # (a place, words) → whether it says them, read once
+    # (paragraph, frame, thing acted on, words) → whether its sentences naming no experiment, and those
+    # naming each experiment, say them: read once however many experiments the paragraph names
+    said_per_experiment: dict[tuple[int, str, str | None, str], tuple[bool, dict[str, bool]]] = field(default_factory=dict)
     restatements: dict[tuple[str, str], list[tuple[Paragraph, str]]] = field(default_factory=dict)  # (frame, thing acted on) → sentences
 
     @classmethod
@@ -321,21 +324,38 @@ class StepContext:
             or vocabulary.measurement_words.search(plain)
         )
 
-    def said_in_paragraph(self, paragraph: Paragraph, frame: StepFrame, slot: StepSlot, head: str | None, scope: str | None) -> bool:
+    def said_in_paragraph(self, paragraph: Paragraph, frame: StepFrame, slot: StepSlot, head: str | None, experiments: frozenset[str]) -> bool:
         """Whether a sentence of the paragraph that speaks of the step (the frame's words for it, or
-        what it acts on: `head`), and not of another experiment than the step's `scope`, or the
-        paragraph's equations say the slot. Read once per paragraph and step: a paragraph can repeat
-        a step thousands of times."""
-        key = (f"paragraph {id(paragraph)} {frame.id} {head} {scope}", slot.filled.pattern)
+        what it acts on: `head`) or the paragraph's equations say the slot; for a step of named
+        `experiments`, not a sentence for other experiments only. Read once per paragraph and step:
+        a paragraph can repeat a step thousands of times, each for another experiment."""
+        key = (f"paragraph {id(paragraph)} {frame.id} {head}", slot.filled.pattern)
         if key not in self.said:
-            about = [
-                other.plain.text
-                for other in self.paragraph_sentences.get(id(paragraph), [])
-                if (frame.restated.search(other.plain.text) or (head and re.search(rf"\b{re.escape(head)}", other.plain.text, re.I)))
-                and _same_scope(scope, other.plain.text)
-            ]
+            about = self._about_the_step(paragraph, frame, head)
             self.said[key] = bool(slot.filled.search(" ".join([*about, self.equations.get(id(paragraph), "")])))
-        return self.said[key]
+        if not experiments or not self.said[key]:
+            return self.said[key]
+        per_key = (id(paragraph), frame.id, head, slot.filled.pattern)
+        if per_key not in self.said_per_experiment:
+            unnamed = bool(slot.filled.search(self.equations.get(id(paragraph), "")))
+            by_experiment: dict[str, bool] = {}
+            for text in self._about_the_step(paragraph, frame, head):
+                says = bool(slot.filled.search(text))
+                named = _experiments_opened(text)
+                unnamed = unnamed or (says and not named)
+                for name in named:
+                    by_experiment[name] = by_experiment.get(name, False) or says
+            self.said_per_experiment[per_key] = (unnamed, by_experiment)
+        unnamed, by_experiment = self.said_per_experiment[per_key]
+        return unnamed or any(by_experiment.get(name, False) for name in experiments)
+
+    def _about_the_step(self, paragraph: Paragraph, frame: StepFrame, head: str | None) -> list[str]:
+        """The paragraph's sentences that speak of a step: the frame's words for it, or what it acts on."""
+        return [
+            other.plain.text
+            for other in self.paragraph_sentences.get(id(paragraph), [])
+            if frame.restated.search(other.plain.text) or (head and re.search(rf"\b{re.escape(head)}", other.plain.text, re.I))
+        ]
 
     def said_where_pointed(self, sentence: Sentence, slot: StepSlot) -> bool:
         """Whether a section the sentence points to ("the corpora described in Section 3") says the
@@ -362,6 +382,20 @@ class StepContext:
             self.said[key] = any(s.paragraph.kind == "text" and frame.said_anywhere.search(s.plain.text) for s in self.reading.sentences)
         return self.said[key]
 
+    def said_by_table(self, frame: StepFrame) -> bool:
+        """Whether a table of the paper is headed by the frame's `said_by_table` words at least twice
+        in its first row or column ("Dataset | Train | Validation | Test")."""
+        if frame.said_by_table is None:
+            return False
+        key = ("tables", frame.said_by_table.pattern)
+        if key not in self.said:
+            self.said[key] = any(
+                sum(bool(frame.said_by_table.search(to_plain(cell).text.strip())) for cell in header) >= 2
+                for table in self.reading.spec.tables
+                for header in (table.rows[0] if table.rows else [], [row[0] for row in table.rows if row])
+            )
+        return self.said[key]
+
     def is_open(self, sentence: Sentence, frame: StepFrame, slot: StepSlot, acted_on: str) -> bool:
         """Open unless the step's sentence, a sentence of its paragraph that speaks of the step (its
         words for it, or what it acts on), the paragraph's equations, the section the sentence points
@@ -371,12 +405,12 @@ class StepContext:
         equations = self.equations.get(id(sentence.paragraph), "")
         if equations and sentence.plain.text.rstrip().endswith(":"):
             return False  # "we aggregate them using the scores, which can be formulated as:" the formula says how
-        scope = _opening_scope(sentence.plain.text)
-        if slot.filled.search(sentence.plain.text) or self.said_in_paragraph(sentence.paragraph, frame, slot, head_noun(acted_on), scope):
+        experiments = _experiments_opened(sentence.plain.text)
+        if slot.filled.search(sentence.plain.text) or self.said_in_paragraph(sentence.paragraph, frame, slot, head_noun(acted_on), experiments):
             return False
-        if self.said_where_pointed(sentence, slot) or self.said_anywhere(frame):
+        if self.said_where_pointed(sentence, slot) or self.said_anywhere(frame) or self.said_by_table(frame):
             return False
-        return not any(slot.filled.search(s) for s in self.restating(sentence, frame, acted_on) if _same_scope(scope, s))
+        return not any(slot.filled.search(s) for s in self.restating(sentence, frame, acted_on) if not _for_other_experiments(experiments, s))
 
     def restating(self, step: Sentence, frame: StepFrame, acted_on: str) -> list[str]:
         """The method's sentences outside the step's paragraph that speak of the same step again: they
@@ -401,35 +435,44 @@ class StepContext:
         return next((slot for slot in frame.slots if self.is_open(sentence, frame, slot, acted_on)), None)
 
 
-# "For Diabetes, we split it ...", "For the MLE task, ...": the experiment a sentence opens with. Not
-# a reason or an example ("For simplicity,", "For example,"), nor all of them ("For each dataset,").
-_OPENING_SCOPE = re.compile(
-    r"^\s*(?:For|On)\s+(?!(?:simplicity|example|instance|clarity|brevity|convenience|fairness|efficiency|stability|"
-    r"comparison|reference|consistency|completeness|this|that|these|those|all|each|every|both|any)\b)(?:the\s+)?([^,.;]{1,60}?),\s"
-)
+# "For Diabetes, we split it ...", "For DCR, Diabetes and Heart, the split ...": the experiments a
+# sentence opens with, by their names (capitalised words: "For a fair comparison," or "For the
+# image branch," name none); not all of them ("For all datasets,").
+_OPENING_SCOPE = re.compile(r"^\s*(?:For|On)\s+(?!(?:all|each|every|both|any)\b)((?:[^,.;]|,\s*(?=[A-Z])){1,80}?),\s+(?![A-Z])")
+_NAME = re.compile(r"(?<![\w\\-])[A-Z][\w-]*")
+_EXCEPT = re.compile(r"\b(?:other\s+than|except|excluding|apart\s+from|besides|but)\b")
 
 
-def _opening_scope(plain: str) -> str | None:
-    """The experiment a sentence opens with ("For Diabetes, we split ..." → "diabetes"), if any."""
+@functools.lru_cache(maxsize=4096)
+def _experiments_opened(plain: str) -> frozenset[str]:
+    """The names of the experiments a sentence opens with ("For Diabetes (DB), ..." → diabetes, db)."""
     match = _OPENING_SCOPE.match(plain)
-    return " ".join(match.group(1).lower().split()) if match else None
+    if match is None:
+        return frozenset()
+    named = _EXCEPT.split(match.group(1))[0]  # "For datasets other than Diabetes": not Diabetes, and no other name
+    return frozenset(name.lower() for name in _NAME.findall(named))
 
 
-def _same_scope(scope: str | None, other: str) -> bool:
-    """Whether a sentence may speak of the same step as one opening with `scope`: it opens with no
-    experiment, or with the same one. "For DCR, we apply an equal split" says nothing of the
-    split "For Diabetes"."""
-    if scope is None:
-        return True
-    theirs = _opening_scope(other)
-    return theirs is None or theirs == scope
+def _for_other_experiments(experiments: frozenset[str], other: str) -> bool:
+    """Whether a sentence speaks of other experiments than a step's: both open with named
+    experiments, and none is the same. "For DCR, we apply an equal split" says nothing of the split
+    "For Diabetes"; "For the Diabetes dataset, ..." does."""
+    theirs = _experiments_opened(other)
+    return bool(experiments and theirs) and not experiments & theirs
 
 
 def step_object(sentence: Sentence, frame: StepFrame, step_words: str) -> str:
     """What a step acts on ("the two embeddings"): the words after the frame's action in the
-    sentence, else the step's words themselves."""
-    match = frame.action.search(sentence.plain.text)
-    return _step_words(sentence.plain.text, match)[len(match.group()) :] if match else step_words
+    sentence; the words before it when nothing follows ("the two features are then combined", "the
+    corpus, split into training and validation sets"); else the step's words themselves."""
+    plain = sentence.plain.text
+    match = frame.action.search(plain)
+    if match is None:
+        return step_words
+    after = _step_words(plain, match)[len(match.group()) :]
+    if after.strip():
+        return after
+    return _CLAUSE_START_RE.split(plain[max(0, match.start() - _STEP_OBJECT_CHARS) : match.start()])[-1]
 
 
 def head_noun(words: str) -> str | None:
@@ -458,6 +501,7 @@ def step_gap(gap_id: str, frame: StepFrame, slot: StepSlot, evidence: Evidence, 
 
 _CLAUSE_END_RE = re.compile(r"[,.;:(]|\s(?:and|by|with|to|into|as|which|that|where|before|after)\s")
 _STEP_OBJECT_CHARS = 40  # "We then combine the two embeddings": the step and what it acts on
+_CLAUSE_START_RE = re.compile(r"[.;:(]|\s(?:and|on|in|of|with|from|which|that|where|while)\s")
 
 
 def _step_words(plain: str, match: re.Match[str]) -> str:

@@ -50,6 +50,7 @@ class StepFrame:
     blocking: bool
     slots: tuple[StepSlot, ...]
     said_anywhere: re.Pattern[str] | None = None  # words that say the open slot in any prose sentence of the method
+    said_by_table: re.Pattern[str] | None = None  # a header cell that, twice or more in a table's first row or column, says it
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +189,7 @@ def step_frames() -> tuple[StepFrame, ...]:
                 for slot in entry["slots"]
             ),
             said_anywhere=re.compile(entry["said_anywhere"], re.IGNORECASE) if entry.get("said_anywhere") else None,
+            said_by_table=re.compile(entry["said_by_table"], re.IGNORECASE) if entry.get("said_by_table") else None,
         )
         for entry in _load_yaml("steps.yaml")
     )
