@@ -464,8 +464,13 @@ def l_assignment_list(rng, ctx):
 
 def l_repeated_step(rng, ctx):
     count = rng.choice([1_000, 2_000])
-    step = rng.choice(["We count word frequencies in Section 1.", "We randomly mask the tokens.", "We combine the two embeddings."])
-    _insert_in_body(rng, ctx.main, " ".join([step] * count).encode())
+    step = rng.choice([
+        "We count word frequencies in Section 1.", "We randomly mask the tokens.", "We combine the two embeddings.",
+        "For Set{name}, we split the records into train and test sets.",  # each for another experiment
+        "We split the data into " + "train" * 40 + " sets.",  # glued part names: no backtracking
+    ])  # fmt: skip
+    names = ("".join(chr(ord("a") + int(digit)) for digit in str(i)) for i in range(count))
+    _insert_in_body(rng, ctx.main, " ".join(step.format(name=name) for name in names).encode())
     return f"one paragraph repeating a step of the method {count:,} times"
 
 

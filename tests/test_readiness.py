@@ -714,8 +714,12 @@ def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
         "Each image is split into non-overlapping patches.": None,
         "We split each image into patches.": None,
         "The procedure, split into training and inference phases, runs on a single GPU.": None,
+        "The patches are split into visible and masked sets.": None,
+        "We split the data into ten folds.": None,
+        "We split the nodes into training and test sets following [kipf].": None,
         # a table of the split's sizes says its proportions
         "We split the records into training and test sets.\n\n\\begin{tabular}{lrr}Dataset & Train & Test\\\\ Adult & 800 & 200\\\\ \\end{tabular}": None,
+        "We split the records into training and test sets.\n\n\\begin{tabular}{lrr} & \\multicolumn{2}{c}{Samples}\\\\ Dataset & Train & Test\\\\ Adult & 800 & 200\\\\ \\end{tabular}": None,
         # a sentence for other experiments says nothing of this one's split; one naming it (however
         # written), or naming no experiment, does
         "For Diabetes, we split it into train and test sets. For DCR, we apply an equal split.": "proportions",
@@ -723,6 +727,10 @@ def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
         "For Diabetes, we split it into train and test sets. For the Diabetes data, the split is equal.": None,
         "For Diabetes (DB), we split it into train and test sets. For DB, the split is equal.": None,
         "For Diabetes, we split it into train and test sets. For DCR, Diabetes and Heart, the split is equal.": None,
+        "For Heart, we split it into train and test sets. For Adult, Diabetes, and Heart, the split is equal.": None,
+        "For Heart, we split it into train and test sets. For Adult, as for Heart, the split is equal.": None,
+        "For Heart, we split it into train and test sets. For Adult and all other datasets, the split is equal.": None,
+        "For MS-COCO, we split it into train and test sets. For COCO, the split is equal.": None,
         "For Diabetes, we split it into train and test sets. For reproducibility, the split is equal.": None,
         "For Diabetes, we split it into train and test sets. The split is equal for all datasets.": None,
         "For a fair comparison, we split it into train and test sets. For DCR, we apply an equal split.": None,

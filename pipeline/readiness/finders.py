@@ -384,7 +384,8 @@ class StepContext:
 
     def said_by_table(self, frame: StepFrame) -> bool:
         """Whether a table of the paper is headed by the frame's `said_by_table` words at least twice
-        in its first row or column ("Dataset | Train | Validation | Test")."""
+        in one of its first two rows ("Dataset | Train | Validation | Test", under "#Samples") or
+        its first column."""
         if frame.said_by_table is None:
             return False
         key = ("tables", frame.said_by_table.pattern)
@@ -392,7 +393,7 @@ class StepContext:
             self.said[key] = any(
                 sum(bool(frame.said_by_table.search(to_plain(cell).text.strip())) for cell in header) >= 2
                 for table in self.reading.spec.tables
-                for header in (table.rows[0] if table.rows else [], [row[0] for row in table.rows if row])
+                for header in (*table.rows[:2], [row[0] for row in table.rows if row])
             )
         return self.said[key]
 
@@ -405,7 +406,7 @@ class StepContext:
         equations = self.equations.get(id(sentence.paragraph), "")
         if equations and sentence.plain.text.rstrip().endswith(":"):
             return False  # "we aggregate them using the scores, which can be formulated as:" the formula says how
-        experiments = _experiments_opened(sentence.plain.text)
+        experiments = _experiments_opened(sentence.plain.text) if frame.per_experiment else frozenset()
         if slot.filled.search(sentence.plain.text) or self.said_in_paragraph(sentence.paragraph, frame, slot, head_noun(acted_on), experiments):
             return False
         if self.said_where_pointed(sentence, slot) or self.said_anywhere(frame) or self.said_by_table(frame):
@@ -435,22 +436,28 @@ class StepContext:
         return next((slot for slot in frame.slots if self.is_open(sentence, frame, slot, acted_on)), None)
 
 
-# "For Diabetes, we split it ...", "For DCR, Diabetes and Heart, the split ...": the experiments a
-# sentence opens with, by their names (capitalised words: "For a fair comparison," or "For the
+# "For Diabetes, we split it ...", "For DCR, Diabetes and Heart, the split ...", "For Heart, as for
+# Diabetes, ...": the experiments a sentence opens with, by their names (capitalised words: "For a fair comparison," or "For the
 # image branch," name none); not all of them ("For all datasets,").
-_OPENING_SCOPE = re.compile(r"^\s*(?:For|On)\s+(?!(?:all|each|every|both|any)\b)((?:[^,.;]|,\s*(?=[A-Z])){1,80}?),\s+(?![A-Z])")
+_OPENING_SCOPE = re.compile(
+    r"^\s*(?:For|On)\s+((?:[^,.;]|,\s*(?:(?:and|or|as\s+(?:for|on|with))\s+)?(?=[A-Z])){1,80}?),\s+(?![A-Z]|(?:and|or|as\s+(?:for|on|with))\s+[A-Z])"
+)
 _NAME = re.compile(r"(?<![\w\\-])[A-Z][\w-]*")
-_EXCEPT = re.compile(r"\b(?:other\s+than|except|excluding|apart\s+from|besides|but)\b")
+# "For all datasets", "For Heart and the remaining datasets", "For datasets other than Diabetes":
+# not these experiments only
+_BEYOND_THE_NAMED = re.compile(r"\b(?:all|each|every|both|any|remaining|rest|other\s+than|except|excluding|apart\s+from|besides|but)\b", re.I)
 
 
 @functools.lru_cache(maxsize=4096)
 def _experiments_opened(plain: str) -> frozenset[str]:
-    """The names of the experiments a sentence opens with ("For Diabetes (DB), ..." → diabetes, db)."""
+    """The names of the experiments a sentence opens with ("For Diabetes (DB), ..." → diabetes, db;
+    "For Adult, Diabetes, and Heart, ..." → adult, diabetes, heart)."""
     match = _OPENING_SCOPE.match(plain)
-    if match is None:
+    if match is None or _BEYOND_THE_NAMED.search(match.group(1)):
         return frozenset()
-    named = _EXCEPT.split(match.group(1))[0]  # "For datasets other than Diabetes": not Diabetes, and no other name
-    return frozenset(name.lower() for name in _NAME.findall(named))
+    names = {name.lower() for name in _NAME.findall(match.group(1))}
+    # "For MS-COCO" and "For COCO" name one dataset: a name's word parts are its names too
+    return frozenset(names | {part for name in names for part in name.split("-") if len(part) >= 3 and part.isalpha()})
 
 
 def _for_other_experiments(experiments: frozenset[str], other: str) -> bool:
