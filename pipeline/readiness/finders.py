@@ -400,9 +400,11 @@ class StepContext:
     def is_open(self, sentence: Sentence, frame: StepFrame, slot: StepSlot, acted_on: str) -> bool:
         """Open unless the step's sentence, a sentence of its paragraph that speaks of the step (its
         words for it, or what it acts on), the paragraph's equations, the section the sentence points
-        to, a sentence of the method the frame lets say it anywhere, or a restating sentence
-        elsewhere says it: a `+` in another sentence's formula says nothing of this step. A step
-        that introduces a formula (its sentence ends with a colon) is said by it."""
+        to, a sentence of the method the frame lets say it anywhere, a table headed by the frame's
+        words, or a restating sentence elsewhere says it: a `+` in another sentence's formula says
+        nothing of this step, nor, for a step of one experiment ("For Diabetes, we split ..."), a
+        sentence for other experiments. A step that introduces a formula (its sentence ends with a
+        colon) is said by it."""
         equations = self.equations.get(id(sentence.paragraph), "")
         if equations and sentence.plain.text.rstrip().endswith(":"):
             return False  # "we aggregate them using the scores, which can be formulated as:" the formula says how
@@ -437,8 +439,8 @@ class StepContext:
 
 
 # "For Diabetes, we split it ...", "For DCR, Diabetes and Heart, the split ...", "For Heart, as for
-# Diabetes, ...": the experiments a sentence opens with, by their names (capitalised words: "For a fair comparison," or "For the
-# image branch," name none); not all of them ("For all datasets,").
+# Diabetes, ...": the experiments a sentence opens with, by their names (capitalised words: "For a
+# fair comparison," or "For the image branch," name none).
 _OPENING_SCOPE = re.compile(
     r"^\s*(?:For|On)\s+((?:[^,.;]|,\s*(?:(?:and|or|as\s+(?:for|on|with))\s+)?(?=[A-Z])){1,80}?),\s+(?![A-Z]|(?:and|or|as\s+(?:for|on|with))\s+[A-Z])"
 )
