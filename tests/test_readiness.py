@@ -715,6 +715,8 @@ def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
         "We split each image into patches.": None,
         "The procedure, split into training and inference phases, runs on a single GPU.": None,
         "The patches are split into visible and masked sets.": None,
+        "We split each image into patches during training and use the full images at test time.": None,
+        "We split words into subwords with a vocabulary learned on the training data.": None,
         "We split the data into ten folds.": None,
         "We split the nodes into training and test sets following [kipf].": None,
         # a table of the split's sizes says its proportions
@@ -729,6 +731,7 @@ def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
         "For Diabetes, we split it into train and test sets. For DCR, Diabetes and Heart, the split is equal.": None,
         "For Heart, we split it into train and test sets. For Adult, Diabetes, and Heart, the split is equal.": None,
         "For Heart, we split it into train and test sets. For Adult, as for Heart, the split is equal.": None,
+        "For Heart, we split it into train and test sets. For Adult, like Heart, the split is equal.": None,
         "For Heart, we split it into train and test sets. For Adult and all other datasets, the split is equal.": None,
         "For MS-COCO, we split it into train and test sets. For COCO, the split is equal.": None,
         "For Diabetes, we split it into train and test sets. For reproducibility, the split is equal.": None,

@@ -341,7 +341,7 @@ class StepContext:
             by_experiment: dict[str, bool] = {}
             for text in self._about_the_step(paragraph, frame, head):
                 says = bool(slot.filled.search(text))
-                named = _experiments_opened(text)
+                named = _experiments_spoken_of(text)
                 unnamed = unnamed or (says and not named)
                 for name in named:
                     by_experiment[name] = by_experiment.get(name, False) or says
@@ -442,7 +442,7 @@ class StepContext:
 # Diabetes, ...": the experiments a sentence opens with, by their names (capitalised words: "For a
 # fair comparison," or "For the image branch," name none).
 _OPENING_SCOPE = re.compile(
-    r"^\s*(?:For|On)\s+((?:[^,.;]|,\s*(?:(?:and|or|as\s+(?:for|on|with))\s+)?(?=[A-Z])){1,80}?),\s+(?![A-Z]|(?:and|or|as\s+(?:for|on|with))\s+[A-Z])"
+    r"^\s*(?:For|On)\s+((?:[^,.;]|,\s*+(?:(?:and|or|as\s+(?:for|on|with))\s+)?(?=[A-Z])){1,80}?),\s++(?![A-Z]|(?:and|or|as\s+(?:for|on|with))\s+[A-Z])"
 )
 _NAME = re.compile(r"(?<![\w\\-])[A-Z][\w-]*")
 # "For all datasets", "For Heart and the remaining datasets", "For datasets other than Diabetes":
@@ -457,16 +457,30 @@ def _experiments_opened(plain: str) -> frozenset[str]:
     match = _OPENING_SCOPE.match(plain)
     if match is None or _BEYOND_THE_NAMED.search(match.group(1)):
         return frozenset()
-    names = {name.lower() for name in _NAME.findall(match.group(1))}
-    # "For MS-COCO" and "For COCO" name one dataset: a name's word parts are its names too
+    return _names(match.group(1))
+
+
+def _experiments_spoken_of(plain: str) -> frozenset[str]:
+    """The experiments a sentence that opens with named ones speaks of: those, and every name it
+    gives later ("For Heart, as well as Diabetes, ..."); none when it opens with no name or speaks
+    beyond the named ones anywhere ("..., the same as for all datasets")."""
+    opened = _experiments_opened(plain)
+    if not opened or _BEYOND_THE_NAMED.search(plain):
+        return frozenset()
+    return opened | _names(plain)
+
+
+def _names(text: str) -> frozenset[str]:
+    """Capitalised words as names, with their word parts ("MS-COCO" is "COCO" too)."""
+    names = {name.lower() for name in _NAME.findall(text)}
     return frozenset(names | {part for name in names for part in name.split("-") if len(part) >= 3 and part.isalpha()})
 
 
 def _for_other_experiments(experiments: frozenset[str], other: str) -> bool:
-    """Whether a sentence speaks of other experiments than a step's: both open with named
-    experiments, and none is the same. "For DCR, we apply an equal split" says nothing of the split
-    "For Diabetes"; "For the Diabetes dataset, ..." does."""
-    theirs = _experiments_opened(other)
+    """Whether a sentence speaks of other experiments than a step's only: it opens with named
+    experiments and names none of the step's. "For DCR, we apply an equal split" says nothing of the
+    split "For Diabetes"; "For the Diabetes dataset, ..." and "For Heart, like Diabetes, ..." do."""
+    theirs = _experiments_spoken_of(other)
     return bool(experiments and theirs) and not experiments & theirs
 
 

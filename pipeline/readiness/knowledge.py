@@ -175,7 +175,7 @@ def step_frames() -> tuple[StepFrame, ...]:
     return tuple(
         StepFrame(
             id=entry["id"],
-            action=re.compile(entry["action"], re.IGNORECASE),
+            action=re.compile(_with_parts(entry["action"], entry.get("define", {})), re.IGNORECASE),
             restated=re.compile(entry["restated"], re.IGNORECASE),
             category=entry["category"],
             blocking=bool(entry["blocking"]),
@@ -195,6 +195,18 @@ def step_frames() -> tuple[StepFrame, ...]:
         )
         for entry in _load_yaml("steps.yaml")
     )
+
+
+def _with_parts(pattern: str, parts: dict[str, str]) -> str:
+    """A pattern with its named parts ({name}) written out, each part with the ones before it."""
+    written: dict[str, str] = {}
+    for name, part in parts.items():
+        for known, text in written.items():
+            part = part.replace("{" + known + "}", text)
+        written[name] = part
+    for name, text in written.items():
+        pattern = pattern.replace("{" + name + "}", text)
+    return pattern
 
 
 @functools.cache
