@@ -59,6 +59,16 @@ def test_example_ambiguous_wording_with_readings(example):
     assert not normalize.blocking  # the formula in the same sentence fixes the form
 
 
+def test_a_normalisation_to_unit_length_says_which(tmp_path):
+    def asked(sentence: str) -> bool:
+        gaps = _assess_text(tmp_path, "\\section{Method}\n" + sentence).gaps
+        return any("which normalisation" in g.title for g in gaps)
+
+    assert asked("We normalize the features before the classifier.")
+    assert not asked("We normalize the features to unit length before the classifier.")
+    assert not asked("We L2-normalize the features before the classifier.")
+
+
 def test_example_routine_adamw_defaults_and_stated_settings_stay_quiet(example):
     reported = _settings_reported(example)
     assert not {"learning_rate", "weight_decay", "batch_size", "dropout", "label_smoothing", "num_runs", "betas", "epsilon"} & reported
@@ -706,6 +716,10 @@ def test_an_objective_summing_losses_without_weights_asks_for_the_weights(tmp_pa
 def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
     cases = {
         "We assign each observation to the nearest class in the feature space.": "distance or similarity",
+        # between unit-length vectors every usual distance orders neighbours alike
+        "To measure similarity, we embed each abstract with text-embedding-ada-002. We then calculate the distance between each vector and its nearest neighbor.": None,
+        "We normalize the features to unit length. We then calculate the distance between each feature and its nearest neighbor.": None,
+        "To measure similarity, we embed each abstract with a BERT encoder. We then calculate the distance between each vector and its nearest neighbor.": "distance or similarity",
         "Then we randomly mask the input tokens.": "what share is masked",
         "We split the dataset into a training and a test set.": "proportions",
         "We train the classifier on the real training set, split into training and validation sets.": "proportions",
