@@ -69,7 +69,9 @@ class Outcome:
 
 
 def _cli(command: list[str], args: list[str], cache: Path) -> tuple[dict | None, str, float]:
-    env = {**os.environ, "PAPERLENS_CACHE_DIR": str(cache)}
+    # As a user's machine runs it: with the compiled sources Python keeps (a sandbox that sets
+    # PYTHONDONTWRITEBYTECODE would add the compiling of every module to each run).
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "PAPERLENS_CACHE_DIR": str(cache)}
     started = time.perf_counter()
     done = subprocess.run([*command, *args], capture_output=True, text=True, env=env, timeout=300)
     elapsed = time.perf_counter() - started
