@@ -468,6 +468,7 @@ def l_repeated_step(rng, ctx):
         "We count word frequencies in Section 1.", "We randomly mask the tokens.", "We combine the two embeddings.",
         "For Set{name}, we split the records into train and test sets.",  # each for another experiment
         "We split the data into " + "train" * 40 + " sets.",  # glued part names: no backtracking
+        "We keep the scores above the threshold $t_{{{name}}}$.",  # each its own symbol, whose value is looked up
     ])  # fmt: skip
     names = ("".join(chr(ord("a") + int(digit)) for digit in str(i)) for i in range(count))
     _insert_in_body(rng, ctx.main, " ".join(step.format(name=name) for name in names).encode())

@@ -716,6 +716,25 @@ def test_an_objective_summing_losses_without_weights_asks_for_the_weights(tmp_pa
 def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
     cases = {
         "We assign each observation to the nearest class in the feature space.": "distance or similarity",
+        # a selection by a threshold needs its value: said by a number, how it is computed, or a value
+        # the paper gives the symbol naming it (in a formula, a sentence or a table row)
+        "We retain the neurons with scores above the threshold $t$, creating a coarse set.": "threshold's value",
+        "We further impose a predefined threshold to exclude neurons: a neuron is kept if its probability surpasses the threshold.": "threshold's value",
+        "We retain the neurons with scores above a threshold of 0.5.": None,
+        "We retain the neurons with scores above the threshold $t$. In our experiments, $t$ is set to 10\\%.": None,
+        "We retain the neurons with scores above the threshold $t$. We set $t = 0.2$.": None,
+        "We retain the neurons with scores above the threshold $t$.\n\nWe set $t$ to 0.2 for all datasets.": None,
+        "We retain the neurons with scores above the threshold $t$.\n\nWe set $s$ to 0.2 for all datasets.": "threshold's value",
+        "We retain the neurons with scores above the threshold $t$.\n\nIn all experiments the threshold is set to 0.2.": None,
+        "We retain the neurons with scores above the threshold $t$.\n\n\\begin{tabular}{ll} Setting & Value\\\\ $t$ & 0.2\\\\ \\end{tabular}": None,
+        "We retain the neurons with scores above the threshold $t$.\n\n\\begin{tabular}{ll} Setting & Value\\\\ Threshold & 0.2\\\\ \\end{tabular}": None,
+        "We keep the tokens whose probability exceeds the threshold $t$, the 90th percentile of the scores.": None,
+        # what the step acts on is no threshold: another selection's share says nothing of it
+        "We select neurons in the bottom 1\\% of the scores. We further impose a predefined threshold to exclude neurons.": "threshold's value",
+        # a formula's fraction is no value
+        "We ensemble only the steps with confidence below a threshold $t$. The ensemble is then:\n\\begin{equation} q = \\frac{1}{n} \\sum_i p_i \\text{ if } \\max p \\leq t \\end{equation}\nThe gate is the first model.": "threshold's value",
+        # another work's threshold is no step of the method
+        "The match is usually decided by a manually set similarity threshold [rase].": None,
         # between unit-length vectors every usual distance orders neighbours alike
         "To measure similarity, we embed each abstract with text-embedding-ada-002. We then calculate the distance between each vector and its nearest neighbor.": None,
         "We normalize the features to unit length. We then calculate the distance between each feature and its nearest neighbor.": None,

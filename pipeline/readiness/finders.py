@@ -274,13 +274,15 @@ def open_steps(reading: Reading) -> Iterator[Gap]:
     steps = StepContext.of(reading)
     asked = 0
     for sentence in reading.sentences:
-        if not steps.may_be_a_step(sentence):
-            continue
         plain = sentence.plain.text
         for frame in step_frames():
             match = frame.action.search(plain)
             if match is None:
                 continue
+            if not steps.may_be_a_step(sentence, frame):
+                break
+            if steps.names_a_valued_symbol(sentence, match.end()):
+                break  # "above the threshold $t$", and "$t = 0.2$" elsewhere: the value says it
             step_words = _step_words(plain, match)
             slot = steps.open_slot(sentence, frame, step_object(sentence, frame, step_words))
             if slot is not None:
@@ -303,6 +305,7 @@ class StepContext:
     # naming each experiment, say them: read once however many experiments the paragraph names
     said_per_experiment: dict[tuple[int, str, str | None, str], tuple[bool, dict[str, bool]]] = field(default_factory=dict)
     restatements: dict[tuple[str, str], list[tuple[Paragraph, str]]] = field(default_factory=dict)  # (frame, thing acted on) → sentences
+    valued_symbols: set[str] | None = None  # the symbols the paper gives a value, read at the first step naming one
 
     @classmethod
     def of(cls, reading: Reading) -> StepContext:
@@ -312,10 +315,11 @@ class StepContext:
         equations = {key: " ".join(e.latex or e.text for e in found) for key, found in _paragraph_equations(reading.spec).items()}
         return cls(reading, paragraph_sentences, equations, frozenset(s.number for s in reading.spec.sections if s.number))
 
-    def may_be_a_step(self, sentence: Sentence) -> bool:
+    def may_be_a_step(self, sentence: Sentence, frame: StepFrame) -> bool:
         """Not a sentence that points to the paper's own place for its details (other than a
-        section of the paper, which `is_open` reads), or reports a result."""
-        plain = _SECTION_POINTER.sub(lambda m: "" if m.group(1) in self.numbered else m.group(), sentence.plain.text)
+        section of the paper, which `is_open` reads), or reports a result in other words than the
+        step's own ("the activation surpasses the threshold" is no result)."""
+        plain = _SECTION_POINTER.sub(lambda m: "" if m.group(1) in self.numbered else m.group(), frame.action.sub(" ", sentence.plain.text))
         vocabulary = hyperparameter_vocabulary()
         return not (
             sentence.paragraph.kind != "text"
@@ -323,6 +327,22 @@ class StepContext:
             or vocabulary.result_words.search(plain)
             or vocabulary.measurement_words.search(plain)
         )
+
+    def names_a_valued_symbol(self, sentence: Sentence, end: int) -> bool:
+        """Whether the step's words are followed by a symbol the paper gives a value ("above the
+        threshold $t$", with "$t = 0.2$" or a table row "$t$ | 0.2" elsewhere)."""
+        plain = sentence.plain
+        start = end + len(plain.text[end : end + 3]) - len(plain.text[end : end + 3].lstrip())
+        span = plain.math_span(start)
+        if span is None or span[0] != start:
+            return False
+        parsed = parse_latex_math(sentence.text[slice(*plain.source_span(*span))])
+        if not parsed.only_symbol:
+            return False
+        if self.valued_symbols is None:
+            self.valued_symbols = _given_a_value(self.reading)
+        symbol = parsed.symbols[0].symbol
+        return bool({symbol, plain.text[span[0] : span[1]]} & self.valued_symbols) or symbol_key(symbol) in self.reading.spec.symbol_values
 
     def said_in_paragraph(self, paragraph: Paragraph, frame: StepFrame, slot: StepSlot, head: str | None, experiments: frozenset[str]) -> bool:
         """Whether a sentence of the paragraph that speaks of the step (the frame's words for it, or
@@ -373,13 +393,16 @@ class StepContext:
         return self.said[key]
 
     def said_anywhere(self, frame: StepFrame) -> bool:
-        """Whether a prose sentence of the method says what the frame's `said_anywhere` words say
-        ("we discard words seen fewer than 5 times", far from "we count word frequencies")."""
+        """Whether a prose sentence of the method, or a table row (its cells joined by " | "), says
+        what the frame's `said_anywhere` words say ("we discard words seen fewer than 5 times", far
+        from "we count word frequencies"; "Threshold | 0.2")."""
         if frame.said_anywhere is None:
             return False
         key = ("method", frame.said_anywhere.pattern)
         if key not in self.said:
-            self.said[key] = any(s.paragraph.kind == "text" and frame.said_anywhere.search(s.plain.text) for s in self.reading.sentences)
+            self.said[key] = any(s.paragraph.kind == "text" and frame.said_anywhere.search(s.plain.text) for s in self.reading.sentences) or any(
+                frame.said_anywhere.search(" | ".join(to_plain(cell).text for cell in row)) for table in self.reading.spec.tables for row in table.rows
+            )
         return self.said[key]
 
     def said_by_table(self, frame: StepFrame) -> bool:
@@ -487,7 +510,10 @@ def _for_other_experiments(experiments: frozenset[str], other: str) -> bool:
 def step_object(sentence: Sentence, frame: StepFrame, step_words: str) -> str:
     """What a step acts on ("the two embeddings"): the words after the frame's action in the
     sentence; the words before it when nothing follows ("the two features are then combined", "the
-    corpus, split into training and validation sets"); else the step's words themselves."""
+    corpus, split into training and validation sets"); else the step's words themselves. Nothing
+    for a step whose slot is its own setting (a threshold's value): what it acts on says nothing of it."""
+    if frame.own_setting:
+        return ""
     plain = sentence.plain.text
     match = frame.action.search(plain)
     if match is None:
@@ -1145,6 +1171,30 @@ def _inline_formulas(sentences: list[Sentence]) -> Iterator[tuple[Sentence, int,
                     return
 
 
+def _given_a_value(reading: Reading) -> set[str]:
+    """The symbols, and the names, the paper gives a value: in a formula of its text, in a display
+    equation, in words ("$t$ is set to 10%", as the text writes the symbol; not a case the text
+    supposes, "we can assume $A = 1$"), or in a table row or sentence named by them
+    ("$\\alpha$ initialization | 0.5", "$t$ | 0.2")."""
+    everywhere = [*reading.framing_sentences, *reading.sentences]
+    valued = _valued_in_text(everywhere) | {info.symbol for info in reading.spec.symbols if info.value_given}
+    valued |= {m[1] for s in everywhere for m in _GIVEN_IN_WORDS_RE.finditer(s.plain.text) if not follows_condition(s.plain.text, m.start(), symbol=False)}
+    valued |= {word for h in reading.spec.hyperparameters for word in [h.name, h.normalized_name, *to_plain(h.name).text.split()]}
+    # "$t$ | 0.2": a row named by the symbol alone
+    for table in reading.spec.tables:
+        for name, *cells in (row for row in table.rows if row):
+            if (math := _ONLY_MATH_RE.match(name)) and any(re.search(r"\d", cell) for cell in cells) and (parsed := parse_latex_math(math[1])).only_symbol:
+                valued.add(parsed.symbols[0].symbol)
+    return valued
+
+
+# "$t$ is set to 10%", "we set $t$ (the threshold) to 0.2", "$t$ was fixed at 0.2": a value in words after a symbol
+_GIVEN_IN_WORDS_RE = re.compile(
+    r"(?<![\w-])([^\s$(),;:]{1,40}+)(?![\w-])\s*(?:\([^()]{0,40}\)\s*)?(?:(?:is|was|are|were)\s+)?(?:(?:set|fixed|chosen|kept)\s+)?(?:to|as|at|=|of)\s*\$?\s*-?\.?\d"
+)
+_ONLY_MATH_RE = re.compile(r"^\s*\$([^$]{1,100})\$\s*$")
+
+
 def _valued_in_text(sentences: list[Sentence]) -> set[str]:
     """The symbols a formula in the text gives a number: "$\\alpha_{cfg} = 4.0$", "$\\beta_1=0.9,\\beta_2=0.98$";
     not a case the text supposes ("we can assume $A = 1$", "if $\\lambda = 0$"), as the extractor reads them."""
@@ -1263,13 +1313,10 @@ def uninitialised_parameters(reading: Reading) -> Iterator[Gap]:
     (`extract.learnable`: "$\\rho_i$ being a learnable parameter for individual numerical features"),
     other than a network's parameters and a layer's weights (θ, W), and those given a value: one
     routine question per declaration."""
-    everywhere = [*reading.framing_sentences, *reading.sentences]
     declared = learnable_symbols(reading.spec)
     if not declared:
         return
-    valued = _valued_in_text(everywhere) | {info.symbol for info in reading.spec.symbols if info.value_given}
-    # "$\\alpha$ initialization | 0.5", "Initial $\\alpha$ = 0.5": a stated value named by the symbol
-    valued |= {word for h in reading.spec.hyperparameters for word in [h.name, h.normalized_name, *to_plain(h.name).text.split()]}
+    valued = _given_a_value(reading)
     by_declaration: dict[str, tuple[Evidence, list[str]]] = {}
     for name, (latex, evidence) in declared.items():
         found = parse_latex_math(latex).symbols
