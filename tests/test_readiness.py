@@ -732,9 +732,23 @@ def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
         # what the step acts on is no threshold: another selection's share says nothing of it
         "We select neurons in the bottom 1\\% of the scores. We further impose a predefined threshold to exclude neurons.": "threshold's value",
         # a formula's fraction is no value
-        "We ensemble only the steps with confidence below a threshold $t$. The ensemble is then:\n\\begin{equation} q = \\frac{1}{n} \\sum_i p_i \\text{ if } \\max p \\leq t \\end{equation}\nThe gate is the first model.": "threshold's value",
-        # another work's threshold is no step of the method
+        "We keep only the steps with confidence below a threshold $t$. The ensemble is then:\n\\begin{equation} q = \\frac{1}{n} \\sum_i p_i \\text{ if } \\max p \\leq t \\end{equation}\nThe gate is the first model.": "threshold's value",
+        "Samples whose loss exceeds the threshold are discarded before each epoch.": "threshold's value",
+        "We retain the neurons with scores above the threshold (t). We set $t = 0.2$.": None,
+        "We retain the neurons with scores above the threshold $t$, computed as the mean plus three standard deviations of the scores.": None,
+        "We retain the neurons above a threshold, following [ren2015faster].": None,
+        "We retain the neurons above the threshold, which is selected on the validation set.": None,
+        "We retain the neurons with scores above the threshold $t$.\n\nThe threshold adapts over training:\n\\begin{equation} t = \\mu_u + 2\\sigma_u \\end{equation}": None,
+        "We retain the neurons above the threshold.\n\n\\begin{tabular}{lll} Dataset & Epochs & Threshold\\\\ CIFAR-10 & 200 & 0.95\\\\ \\end{tabular}": None,
+        # another work's threshold, a result, a metric's definition: no step of the method
         "The match is usually decided by a manually set similarity threshold [rase].": None,
+        "Prior methods [fixmatch] keep only the pseudo-labels above a fixed threshold. In contrast, we keep every label.": None,
+        "Unlike FixMatch, which keeps the unlabeled samples above a fixed threshold, our method keeps them all.": None,
+        "Its accuracy stays above the threshold of chance on every layer.": None,
+        "A naive approach would discard every sample whose loss exceeds a threshold; we therefore reweight the samples.": None,
+        "Our model surpasses the threshold set by human annotators on three of the five tasks.": None,
+        # a step of another kind that selects by a threshold asks what that step needs
+        "We randomly mask the patches whose attention exceeds the threshold, set at the 90th percentile.": "masked position holds",
         # between unit-length vectors every usual distance orders neighbours alike
         "To measure similarity, we embed each abstract with text-embedding-ada-002. We then calculate the distance between each vector and its nearest neighbor.": None,
         "We normalize the features to unit length. We then calculate the distance between each feature and its nearest neighbor.": None,

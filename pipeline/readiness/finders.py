@@ -274,14 +274,14 @@ def open_steps(reading: Reading) -> Iterator[Gap]:
     steps = StepContext.of(reading)
     asked = 0
     for sentence in reading.sentences:
+        if not steps.may_be_a_step(sentence):
+            continue
         plain = sentence.plain.text
         for frame in step_frames():
             match = frame.action.search(plain)
             if match is None:
                 continue
-            if not steps.may_be_a_step(sentence, frame):
-                break
-            if steps.names_a_valued_symbol(sentence, match.end()):
+            if frame.own_setting and steps.names_a_valued_symbol(sentence, match.end()):
                 break  # "above the threshold $t$", and "$t = 0.2$" elsewhere: the value says it
             step_words = _step_words(plain, match)
             slot = steps.open_slot(sentence, frame, step_object(sentence, frame, step_words))
@@ -305,7 +305,8 @@ class StepContext:
     # naming each experiment, say them: read once however many experiments the paragraph names
     said_per_experiment: dict[tuple[int, str, str | None, str], tuple[bool, dict[str, bool]]] = field(default_factory=dict)
     restatements: dict[tuple[str, str], list[tuple[Paragraph, str]]] = field(default_factory=dict)  # (frame, thing acted on) → sentences
-    valued_symbols: set[str] | None = None  # the symbols the paper gives a value, read at the first step naming one
+    valued_symbols: set[str] | None = None  # the symbols the paper gives a value or defines, read at the first step naming one
+    values_in_words: dict[str, list[tuple[str, int]]] | None = None  # a symbol as written → where a sentence gives it a value
 
     @classmethod
     def of(cls, reading: Reading) -> StepContext:
@@ -315,11 +316,11 @@ class StepContext:
         equations = {key: " ".join(e.latex or e.text for e in found) for key, found in _paragraph_equations(reading.spec).items()}
         return cls(reading, paragraph_sentences, equations, frozenset(s.number for s in reading.spec.sections if s.number))
 
-    def may_be_a_step(self, sentence: Sentence, frame: StepFrame) -> bool:
+    def may_be_a_step(self, sentence: Sentence) -> bool:
         """Not a sentence that points to the paper's own place for its details (other than a
-        section of the paper, which `is_open` reads), or reports a result in other words than the
-        step's own ("the activation surpasses the threshold" is no result)."""
-        plain = _SECTION_POINTER.sub(lambda m: "" if m.group(1) in self.numbered else m.group(), frame.action.sub(" ", sentence.plain.text))
+        section of the paper, which `is_open` reads), or reports a result ("its activation
+        probability surpasses the threshold" compares with a threshold: no result)."""
+        plain = _SECTION_POINTER.sub(lambda m: "" if m.group(1) in self.numbered else m.group(), _THRESHOLD_COMPARISON.sub(" ", sentence.plain.text))
         vocabulary = hyperparameter_vocabulary()
         return not (
             sentence.paragraph.kind != "text"
@@ -329,20 +330,36 @@ class StepContext:
         )
 
     def names_a_valued_symbol(self, sentence: Sentence, end: int) -> bool:
-        """Whether the step's words are followed by a symbol the paper gives a value ("above the
-        threshold $t$", with "$t = 0.2$" or a table row "$t$ | 0.2" elsewhere)."""
+        """Whether the step's words are followed by a symbol ("above the threshold $t$", "(t)" in a
+        PDF's text) the paper gives a value or defines by a formula: "$t = 0.2$", "$t$ is set to
+        10%", "we set $t$ to 0.2", a table row "$t$ | 0.2", a display equation "t = μ + 2σ"."""
         plain = sentence.plain
-        start = end + len(plain.text[end : end + 3]) - len(plain.text[end : end + 3].lstrip())
-        span = plain.math_span(start)
-        if span is None or span[0] != start:
+        after = _SYMBOL_AFTER_RE.match(plain.text, end)
+        span = plain.math_span(after.start(1)) if after is not None else None
+        written = plain.text[span[0] : span[1]].strip() if span is not None else after[1] if after is not None else ""
+        if not written:
             return False
-        parsed = parse_latex_math(sentence.text[slice(*plain.source_span(*span))])
-        if not parsed.only_symbol:
-            return False
+        latex = sentence.text[slice(*plain.source_span(*span))].strip("$ ") if span is not None else written
+        parsed = parse_latex_math(latex)
+        symbol = parsed.symbols[0].symbol if parsed.only_symbol else written
         if self.valued_symbols is None:
-            self.valued_symbols = _given_a_value(self.reading)
-        symbol = parsed.symbols[0].symbol
-        return bool({symbol, plain.text[span[0] : span[1]]} & self.valued_symbols) or symbol_key(symbol) in self.reading.spec.symbol_values
+            # and what a display equation defines: "t = \\mu_u + 2\\sigma_u" says how it is computed
+            defined = {_defining_parts(e.latex)[0].strip() for e in self.reading.spec.equations if e.latex}
+            self.valued_symbols = _given_a_value(self.reading) | (defined - {""})
+        if {symbol, written, latex} & self.valued_symbols or symbol_key(symbol) in self.reading.spec.symbol_values:
+            return True
+        return self._given_in_words(written)
+
+    def _given_in_words(self, written: str) -> bool:
+        """Whether a sentence gives the symbol, as the text writes it, a value in words ("$t$ is set
+        to 10%", "we set $t$ to 0.2", "t = 0.2" in a PDF's text), not in a case it supposes ("if $t$
+        is set to 0"). The sentences are read once, for every symbol a step names."""
+        if self.values_in_words is None:
+            self.values_in_words = {}
+            for s in itertools.islice((s for s in [*self.reading.sentences, *self.reading.framing_sentences] if _VALUE_IN_WORDS_HINT.search(s.plain.text)), _SENTENCES_WITH_VALUES_READ):
+                for m in itertools.islice(_VALUE_IN_WORDS_RE.finditer(s.plain.text), _INLINE_FORMULAS_READ):
+                    self.values_in_words.setdefault(m["name"] or m["set"], []).append((s.plain.text, m.start()))
+        return any(not follows_condition(text, at, symbol=False) for text, at in self.values_in_words.get(written, []))
 
     def said_in_paragraph(self, paragraph: Paragraph, frame: StepFrame, slot: StepSlot, head: str | None, experiments: frozenset[str]) -> bool:
         """Whether a sentence of the paragraph that speaks of the step (the frame's words for it, or
@@ -393,15 +410,15 @@ class StepContext:
         return self.said[key]
 
     def said_anywhere(self, frame: StepFrame) -> bool:
-        """Whether a prose sentence of the method, or a table row (its cells joined by " | "), says
-        what the frame's `said_anywhere` words say ("we discard words seen fewer than 5 times", far
-        from "we count word frequencies"; "Threshold | 0.2")."""
+        """Whether a prose sentence or a caption of the method, or a table's row or column (its cells
+        joined by " | "), says what the frame's `said_anywhere` words say ("we discard words seen
+        fewer than 5 times", far from "we count word frequencies"; "Threshold | 0.2")."""
         if frame.said_anywhere is None:
             return False
         key = ("method", frame.said_anywhere.pattern)
         if key not in self.said:
-            self.said[key] = any(s.paragraph.kind == "text" and frame.said_anywhere.search(s.plain.text) for s in self.reading.sentences) or any(
-                frame.said_anywhere.search(" | ".join(to_plain(cell).text for cell in row)) for table in self.reading.spec.tables for row in table.rows
+            self.said[key] = any(s.paragraph.kind in ("text", "caption") and frame.said_anywhere.search(s.plain.text) for s in self.reading.sentences) or any(
+                frame.said_anywhere.search(" | ".join(to_plain(cell).text for cell in line)) for table in self.reading.spec.tables for line in _rows_and_columns(table.rows)
             )
         return self.said[key]
 
@@ -505,6 +522,14 @@ def _for_other_experiments(experiments: frozenset[str], other: str) -> bool:
     split "For Diabetes"; "For the Diabetes dataset, ..." and "For Heart, like Diabetes, ..." do."""
     theirs = _experiments_spoken_of(other)
     return bool(experiments and theirs) and not experiments & theirs
+
+
+def _rows_and_columns(rows: list[list[str]]) -> Iterator[list[str]]:
+    """A table's rows, then its columns ("Threshold | 0.95 | 0.9" under a header cell)."""
+    yield from rows
+    width = max((len(row) for row in rows[:_EXPERIMENT_COLUMNS_READ]), default=0)
+    for i in range(min(width, _EXPERIMENT_COLUMNS_READ)):
+        yield [row[i] for row in rows if i < len(row)]
 
 
 def step_object(sentence: Sentence, frame: StepFrame, step_words: str) -> str:
@@ -1171,14 +1196,14 @@ def _inline_formulas(sentences: list[Sentence]) -> Iterator[tuple[Sentence, int,
                     return
 
 
+# "its activation probability surpasses the threshold", "reaches a threshold": a comparison, no result
+_THRESHOLD_COMPARISON = re.compile(r"\b(?:surpass|reach|match|exceed)\w*\s+(?:a|the)\s+(?:[\w-]+\s+)?thresholds?\b", re.I)
+
+
 def _given_a_value(reading: Reading) -> set[str]:
     """The symbols, and the names, the paper gives a value: in a formula of its text, in a display
-    equation, in words ("$t$ is set to 10%", as the text writes the symbol; not a case the text
-    supposes, "we can assume $A = 1$"), or in a table row or sentence named by them
-    ("$\\alpha$ initialization | 0.5", "$t$ | 0.2")."""
-    everywhere = [*reading.framing_sentences, *reading.sentences]
-    valued = _valued_in_text(everywhere) | {info.symbol for info in reading.spec.symbols if info.value_given}
-    valued |= {m[1] for s in everywhere for m in _GIVEN_IN_WORDS_RE.finditer(s.plain.text) if not follows_condition(s.plain.text, m.start(), symbol=False)}
+    equation, or in a table row or sentence named by them ("$\\alpha$ initialization | 0.5", "$t$ | 0.2")."""
+    valued = _valued_in_text([*reading.framing_sentences, *reading.sentences]) | {info.symbol for info in reading.spec.symbols if info.value_given}
     valued |= {word for h in reading.spec.hyperparameters for word in [h.name, h.normalized_name, *to_plain(h.name).text.split()]}
     # "$t$ | 0.2": a row named by the symbol alone
     for table in reading.spec.tables:
@@ -1188,10 +1213,17 @@ def _given_a_value(reading: Reading) -> set[str]:
     return valued
 
 
-# "$t$ is set to 10%", "we set $t$ (the threshold) to 0.2", "$t$ was fixed at 0.2": a value in words after a symbol
-_GIVEN_IN_WORDS_RE = re.compile(
-    r"(?<![\w-])([^\s$(),;:]{1,40}+)(?![\w-])\s*(?:\([^()]{0,40}\)\s*)?(?:(?:is|was|are|were)\s+)?(?:(?:set|fixed|chosen|kept)\s+)?(?:to|as|at|=|of)\s*\$?\s*-?\.?\d"
+# "$t$ is set to 10%", "$t$ (the threshold) was fixed at 0.2", "we set $t$ to 0.2", "t = 0.2": a
+# value in words for a symbol as the text writes it (at most a few characters: "t", "t_1", "τ_attn")
+_VALUE_IN_WORDS_RE = re.compile(
+    r"(?<![\w-])(?P<name>[^\s$(),;:]{1,12}+)(?![\w-])\s*(?:\([^()]{0,40}\)\s*)?(?:(?:is|was|are|were)\s+(?:(?:set|fixed|chosen|kept)\s+)?(?:to|at|as)?|=)\s*\$?\s*-?\.?\d"
+    r"|\bwe\s+(?:set|fix|choose)\s+(?P<set>[^\s$(),;:]{1,12}+)\s+(?:to|at|as)\s*\$?\s*-?\.?\d",
+    re.I,
 )
+_VALUE_IN_WORDS_HINT = re.compile(r"\b(?:is|was|are|were|set|fix|choose)\b|=")
+_SENTENCES_WITH_VALUES_READ = 20_000  # a hostile paper costs the lookup a bounded read
+# What follows a step's words: a symbol, in math or, in a PDF's text, a letter with its subscript ("(t)", "$\tau$")
+_SYMBOL_AFTER_RE = re.compile(r"\s{0,3}\(?\s{0,3}((?<![\w-])[A-Za-z\u0370-\u03ff](?:_\w{1,8})?(?![\w-])|(?=\S))")
 _ONLY_MATH_RE = re.compile(r"^\s*\$([^$]{1,100})\$\s*$")
 
 
