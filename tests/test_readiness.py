@@ -713,6 +713,23 @@ def test_an_objective_summing_losses_without_weights_asks_for_the_weights(tmp_pa
         assert objective_gaps(said) == [], said
 
 
+def test_a_threshold_named_in_a_pdf_text_is_said_by_the_value_its_letter_gets(tmp_path):
+    """A PDF's text has no `$...$`: "the threshold t" names it by its letter, "t is set to 0.2" gives it."""
+    import pymupdf
+
+    def threshold_gaps(experiments: str) -> list[str]:
+        document = pymupdf.open()
+        page = document.new_page()
+        lines = ["3 Method", "We retain the neurons with scores above the threshold t, creating a coarse set.", "", "4 Experiments", experiments]
+        for i, line in enumerate(lines):
+            page.insert_text((72, 72 + 14 * i), line, fontname="helv", fontsize=10)
+        document.save(tmp_path / "paper.pdf")
+        return [g.title for g in assess(read_paper(tmp_path / "paper.pdf", use_cache=False)).gaps if g.id.startswith("open-step:threshold")]
+
+    assert threshold_gaps("In all experiments, t is set to 0.2 and the batch size is 32.") == []
+    assert threshold_gaps("In all experiments, the batch size is 32.") == ['"We retain the neurons with scores above the threshold t": the threshold\'s value is not said']
+
+
 def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
     cases = {
         "We assign each observation to the nearest class in the feature space.": "distance or similarity",
@@ -734,6 +751,9 @@ def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
         # a formula's fraction is no value
         "We keep only the steps with confidence below a threshold $t$. The ensemble is then:\n\\begin{equation} q = \\frac{1}{n} \\sum_i p_i \\text{ if } \\max p \\leq t \\end{equation}\nThe gate is the first model.": "threshold's value",
         "Samples whose loss exceeds the threshold are discarded before each epoch.": "threshold's value",
+        "Tokens whose weight is below the threshold $\\tau_{\\text{attn}}$ are dropped.\n\nWe use $\\tau_{\\text{attn}} = 0.01$ throughout.": None,
+        "We keep the proposals above the threshold $\\mathrm{thr}$. In all experiments, $\\mathrm{thr}=0.4$.": None,
+        "We keep the neurons above the threshold $t$. Setting $t$ to 0 recovers the dense model.": "threshold's value",
         "We retain the neurons with scores above the threshold (t). We set $t = 0.2$.": None,
         "We retain the neurons with scores above the threshold $t$, computed as the mean plus three standard deviations of the scores.": None,
         "We retain the neurons above a threshold, following [ren2015faster].": None,

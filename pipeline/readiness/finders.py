@@ -281,7 +281,7 @@ def open_steps(reading: Reading) -> Iterator[Gap]:
             match = frame.action.search(plain)
             if match is None:
                 continue
-            if frame.own_setting and steps.names_a_valued_symbol(sentence, match.end()):
+            if frame.own_setting and steps.names_a_valued_symbol(sentence, _end_of_last(frame.restated, plain, match)):
                 break  # "above the threshold $t$", and "$t = 0.2$" elsewhere: the value says it
             step_words = _step_words(plain, match)
             slot = steps.open_slot(sentence, frame, step_object(sentence, frame, step_words))
@@ -522,6 +522,13 @@ def _for_other_experiments(experiments: frozenset[str], other: str) -> bool:
     split "For Diabetes"; "For the Diabetes dataset, ..." and "For Heart, like Diabetes, ..." do."""
     theirs = _experiments_spoken_of(other)
     return bool(experiments and theirs) and not experiments & theirs
+
+
+def _end_of_last(words: re.Pattern[str], text: str, within: re.Match[str]) -> int:
+    """Where the last of `words` ends in a match ("... below the threshold $t$ are dropped": after
+    "threshold"), or the match's end."""
+    ends = [found.end() for found in words.finditer(text, within.start(), within.end())]
+    return ends[-1] if ends else within.end()
 
 
 def _rows_and_columns(rows: list[list[str]]) -> Iterator[list[str]]:
@@ -1216,8 +1223,8 @@ def _given_a_value(reading: Reading) -> set[str]:
 # "$t$ is set to 10%", "$t$ (the threshold) was fixed at 0.2", "we set $t$ to 0.2", "t = 0.2": a
 # value in words for a symbol as the text writes it (at most a few characters: "t", "t_1", "τ_attn")
 _VALUE_IN_WORDS_RE = re.compile(
-    r"(?<![\w-])(?P<name>[^\s$(),;:]{1,12}+)(?![\w-])\s*(?:\([^()]{0,40}\)\s*)?(?:(?:is|was|are|were)\s+(?:(?:set|fixed|chosen|kept)\s+)?(?:to|at|as)?|=)\s*\$?\s*-?\.?\d"
-    r"|\bwe\s+(?:set|fix|choose)\s+(?P<set>[^\s$(),;:]{1,12}+)\s+(?:to|at|as)\s*\$?\s*-?\.?\d",
+    r"(?<![\w-])(?P<name>[^\s$(),;:=]{1,12}+)(?![\w-])\s*(?:\([^()]{0,40}\)\s*)?(?:(?:is|was|are|were)\s+(?:(?:set|fixed|chosen|kept)\s+)?(?:to|at|as)?|=)\s*\$?\s*-?\.?\d"
+    r"|\bwe\s+(?:set|fix|choose)\s+(?P<set>[^\s$(),;:=]{1,12}+)\s+(?:to|at|as)\s*\$?\s*-?\.?\d",
     re.I,
 )
 _VALUE_IN_WORDS_HINT = re.compile(r"\b(?:is|was|are|were|set|fix|choose)\b|=")
