@@ -760,7 +760,15 @@ def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
         "We retain the neurons above the threshold, which is selected on the validation set.": None,
         "We retain the neurons with scores above the threshold $t$.\n\nThe threshold adapts over training:\n\\begin{equation} t = \\mu_u + 2\\sigma_u \\end{equation}": None,
         "We retain the neurons above the threshold.\n\n\\begin{tabular}{lll} Dataset & Epochs & Threshold\\\\ CIFAR-10 & 200 & 0.95\\\\ \\end{tabular}": None,
-        # another work's threshold, a result, a metric's definition: no step of the method
+        "We retain the neurons above the threshold.\\footnote{The threshold is 0.95 in all experiments.}": None,
+        "We adopt the threshold of [sohn2020fixmatch] and keep the pseudo-labels above the threshold.": None,
+        "We keep the pseudo-labels above the threshold.\n\n\\begin{tabular}{ll} Setting & Value\\\\ Conf. thr. & 0.95\\\\ \\end{tabular}": None,
+        "We keep the pseudo-labels above the threshold.\n\n\\begin{table}\\caption{Settings. The confidence threshold is set to 0.8.}\\end{table}": None,
+        "We keep the pseudo-labels above the threshold.\n\n\\begin{tabular}{ll} Method & Accuracy\\\\ Baseline (no threshold) & 81.2\\\\ \\end{tabular}": "threshold's value",
+        # another work's threshold, a result, a theorem's condition, a metric's definition: no step of the method
+        "We use a threshold-free metric, AUROC, to compare the detectors.": None,
+        "If we keep the samples above the threshold, the estimator is unbiased.": None,
+        "When we combine the two features, our model reaches the threshold of human performance.": None,
         "The match is usually decided by a manually set similarity threshold [rase].": None,
         "Prior methods [fixmatch] keep only the pseudo-labels above a fixed threshold. In contrast, we keep every label.": None,
         "Unlike FixMatch, which keeps the unlabeled samples above a fixed threshold, our method keeps them all.": None,

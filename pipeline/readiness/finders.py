@@ -270,17 +270,22 @@ def open_steps(reading: Reading) -> Iterator[Gap]:
     """The method's steps (steps.yaml: "we combine ...", "we sample ...") that leave open what an
     implementer must know to write them: a slot no word of the sentence, its paragraph or the
     paragraph's equations fills. One question per sentence, at the step's words; none for a
-    sentence that points to the paper's own place for its details or reports a result."""
+    sentence that points to the paper's own place for its details or reports a result, nor for a
+    sentence the method has said word for word before (its question is asked once)."""
     steps = StepContext.of(reading)
     asked = 0
+    read: set[str] = set()
     for sentence in reading.sentences:
-        if not steps.may_be_a_step(sentence):
-            continue
         plain = sentence.plain.text
+        if (said_before := " ".join(plain.split())) in read:
+            continue
+        read.add(said_before)
         for frame in step_frames():
             match = frame.action.search(plain)
             if match is None:
                 continue
+            if not steps.may_be_a_step(sentence, frame):
+                break
             if frame.own_setting and steps.names_a_valued_symbol(sentence, _end_of_last(frame.restated, plain, match)):
                 break  # "above the threshold $t$", and "$t = 0.2$" elsewhere: the value says it
             step_words = _step_words(plain, match)
@@ -307,6 +312,7 @@ class StepContext:
     restatements: dict[tuple[str, str], list[tuple[Paragraph, str]]] = field(default_factory=dict)  # (frame, thing acted on) → sentences
     valued_symbols: set[str] | None = None  # the symbols the paper gives a value or defines, read at the first step naming one
     values_in_words: dict[str, list[tuple[str, int]]] | None = None  # a symbol as written → where a sentence gives it a value
+    tables_read: list[list[str]] | None = None  # the tables' rows and columns as plain text
 
     @classmethod
     def of(cls, reading: Reading) -> StepContext:
@@ -316,11 +322,15 @@ class StepContext:
         equations = {key: " ".join(e.latex or e.text for e in found) for key, found in _paragraph_equations(reading.spec).items()}
         return cls(reading, paragraph_sentences, equations, frozenset(s.number for s in reading.spec.sections if s.number))
 
-    def may_be_a_step(self, sentence: Sentence) -> bool:
+    def may_be_a_step(self, sentence: Sentence, frame: StepFrame) -> bool:
         """Not a sentence that points to the paper's own place for its details (other than a
-        section of the paper, which `is_open` reads), or reports a result ("its activation
-        probability surpasses the threshold" compares with a threshold: no result)."""
-        plain = _SECTION_POINTER.sub(lambda m: "" if m.group(1) in self.numbered else m.group(), _THRESHOLD_COMPARISON.sub(" ", sentence.plain.text))
+        section of the paper, which `is_open` reads), supposes ("If we keep the samples above the
+        threshold, the estimator is unbiased"), or reports a result; a comparison with a step's own
+        setting is none ("its activation probability surpasses the threshold")."""
+        text = _THRESHOLD_COMPARISON.sub(" ", sentence.plain.text) if frame.own_setting else sentence.plain.text
+        if _SUPPOSED.match(text):
+            return False
+        plain = _SECTION_POINTER.sub(lambda m: "" if m.group(1) in self.numbered else m.group(), text)
         vocabulary = hyperparameter_vocabulary()
         return not (
             sentence.paragraph.kind != "text"
@@ -410,17 +420,44 @@ class StepContext:
         return self.said[key]
 
     def said_anywhere(self, frame: StepFrame) -> bool:
-        """Whether a prose sentence or a caption of the method, or a table's row or column (its cells
-        joined by " | "), says what the frame's `said_anywhere` words say ("we discard words seen
-        fewer than 5 times", far from "we count word frequencies"; "Threshold | 0.2")."""
+        """Whether a prose sentence of the method (or a footnote's) says what the frame's
+        `said_anywhere` words say ("we discard words seen fewer than 5 times", far from "we count
+        word frequencies")."""
         if frame.said_anywhere is None:
             return False
         key = ("method", frame.said_anywhere.pattern)
         if key not in self.said:
-            self.said[key] = any(s.paragraph.kind in ("text", "caption") and frame.said_anywhere.search(s.plain.text) for s in self.reading.sentences) or any(
-                frame.said_anywhere.search(" | ".join(to_plain(cell).text for cell in line)) for table in self.reading.spec.tables for line in _rows_and_columns(table.rows)
+            self.said[key] = any(s.paragraph.kind in ("text", "footnote") and frame.said_anywhere.search(s.plain.text) for s in self.reading.sentences)
+        return self.said[key]
+
+    def said_by_name(self, frame: StepFrame) -> bool:
+        """Whether a table row or column is named by the frame's `said_by_name` words and gives a
+        number ("Conf. threshold | 0.95", a "Threshold" column), or a caption sentence names it with
+        one ("The verifier threshold is set to 0.8")."""
+        if frame.said_by_name is None:
+            return False
+        key = ("named", frame.said_by_name.pattern)
+        if key not in self.said:
+            named = re.compile(rf"^\W*(?:{frame.said_by_name.pattern})", re.I)
+            self.said[key] = any(
+                named.search(name) and any(re.search(r"\d", cell) for cell in cells) for name, *cells in self.table_lines()
+            ) or any(
+                s.paragraph.kind == "caption" and (m := frame.said_by_name.search(s.plain.text)) and re.search(r"\d", s.plain.text[m.end() : m.end() + 60])
+                for s in self.reading.sentences
             )
         return self.said[key]
+
+    def table_lines(self) -> list[list[str]]:
+        """Every table's rows and columns as plain text (of its first rows: a settings table is
+        short), read once."""
+        if self.tables_read is None:
+            self.tables_read = [
+                [to_plain(cell).text.strip() for cell in line]
+                for table in self.reading.spec.tables
+                for line in _rows_and_columns(table.rows[:_TABLE_ROWS_READ])
+                if line
+            ]
+        return self.tables_read
 
     def said_by_table(self, frame: StepFrame) -> bool:
         """Whether a table of the paper is headed by the frame's `said_by_table` words at least twice
@@ -451,7 +488,7 @@ class StepContext:
         experiments = _experiments_opened(sentence.plain.text) if frame.per_experiment else frozenset()
         if slot.filled.search(sentence.plain.text) or self.said_in_paragraph(sentence.paragraph, frame, slot, head_noun(acted_on), experiments):
             return False
-        if self.said_where_pointed(sentence, slot) or self.said_anywhere(frame) or self.said_by_table(frame):
+        if self.said_where_pointed(sentence, slot) or self.said_anywhere(frame) or self.said_by_table(frame) or self.said_by_name(frame):
             return False
         return not any(slot.filled.search(s) for s in self.restating(sentence, frame, acted_on) if not _for_other_experiments(experiments, s))
 
@@ -531,11 +568,13 @@ def _end_of_last(words: re.Pattern[str], text: str, within: re.Match[str]) -> in
     return ends[-1] if ends else within.end()
 
 
+_TABLE_ROWS_READ = 200
+
+
 def _rows_and_columns(rows: list[list[str]]) -> Iterator[list[str]]:
     """A table's rows, then its columns ("Threshold | 0.95 | 0.9" under a header cell)."""
     yield from rows
-    width = max((len(row) for row in rows[:_EXPERIMENT_COLUMNS_READ]), default=0)
-    for i in range(min(width, _EXPERIMENT_COLUMNS_READ)):
+    for i in range(min(max((len(row) for row in rows), default=0), _EXPERIMENT_COLUMNS_READ)):
         yield [row[i] for row in rows if i < len(row)]
 
 
@@ -1205,6 +1244,8 @@ def _inline_formulas(sentences: list[Sentence]) -> Iterator[tuple[Sentence, int,
 
 # "its activation probability surpasses the threshold", "reaches a threshold": a comparison, no result
 _THRESHOLD_COMPARISON = re.compile(r"\b(?:surpass|reach|match|exceed)\w*\s+(?:a|the)\s+(?:[\w-]+\s+)?thresholds?\b", re.I)
+# "If we keep ...", "Suppose we discard ...", "Assume that ...": a case the text supposes, no step
+_SUPPOSED = re.compile(r"^\W*(?:if|suppose|supposing|assume|assuming|let\s+us\s+(?:assume|suppose))\b", re.I)
 
 
 def _given_a_value(reading: Reading) -> set[str]:
@@ -1212,10 +1253,10 @@ def _given_a_value(reading: Reading) -> set[str]:
     equation, or in a table row or sentence named by them ("$\\alpha$ initialization | 0.5", "$t$ | 0.2")."""
     valued = _valued_in_text([*reading.framing_sentences, *reading.sentences]) | {info.symbol for info in reading.spec.symbols if info.value_given}
     valued |= {word for h in reading.spec.hyperparameters for word in [h.name, h.normalized_name, *to_plain(h.name).text.split()]}
-    # "$t$ | 0.2": a row named by the symbol alone
+    # "$t$ | 0.2", "$\\tau$ (confidence threshold) | 0.95": a row named by the symbol
     for table in reading.spec.tables:
         for name, *cells in (row for row in table.rows if row):
-            if (math := _ONLY_MATH_RE.match(name)) and any(re.search(r"\d", cell) for cell in cells) and (parsed := parse_latex_math(math[1])).only_symbol:
+            if (math := _NAMED_BY_MATH_RE.match(name)) and any(re.search(r"\d", cell) for cell in cells) and (parsed := parse_latex_math(math[1])).only_symbol:
                 valued.add(parsed.symbols[0].symbol)
     return valued
 
@@ -1231,7 +1272,7 @@ _VALUE_IN_WORDS_HINT = re.compile(r"\b(?:is|was|are|were|set|fix|choose)\b|=")
 _SENTENCES_WITH_VALUES_READ = 20_000  # a hostile paper costs the lookup a bounded read
 # What follows a step's words: a symbol, in math or, in a PDF's text, a letter with its subscript ("(t)", "$\tau$")
 _SYMBOL_AFTER_RE = re.compile(r"\s{0,3}\(?\s{0,3}((?<![\w-])[A-Za-z\u0370-\u03ff](?:_\w{1,8})?(?![\w-])|(?=\S))")
-_ONLY_MATH_RE = re.compile(r"^\s*\$([^$]{1,100})\$\s*$")
+_NAMED_BY_MATH_RE = re.compile(r"^\s*\$([^$]{1,100})\$(?![\w-])")
 
 
 def _valued_in_text(sentences: list[Sentence]) -> set[str]:

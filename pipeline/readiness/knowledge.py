@@ -51,6 +51,7 @@ class StepFrame:
     slots: tuple[StepSlot, ...]
     said_anywhere: re.Pattern[str] | None = None  # words that say the open slot in any prose sentence of the method
     said_by_table: re.Pattern[str] | None = None  # a header cell that, twice or more in a table's first rows or column, says it
+    said_by_name: re.Pattern[str] | None = None  # a name that, heading a table row or column of numbers or in a caption with one, says it
     per_experiment: bool = False  # a sentence opening with other named experiments says nothing of this step
     own_setting: bool = False  # the slot is the step's own setting (a threshold): sentences about what it acts on say nothing of it
 
@@ -192,6 +193,7 @@ def step_frames() -> tuple[StepFrame, ...]:
             ),
             said_anywhere=re.compile(entry["said_anywhere"], re.IGNORECASE) if entry.get("said_anywhere") else None,
             said_by_table=re.compile(entry["said_by_table"], re.IGNORECASE) if entry.get("said_by_table") else None,
+            said_by_name=re.compile(entry["said_by_name"], re.IGNORECASE) if entry.get("said_by_name") else None,
             per_experiment=bool(entry.get("per_experiment", False)),
             own_setting=bool(entry.get("own_setting", False)),
         )
