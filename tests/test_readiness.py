@@ -730,6 +730,12 @@ def test_a_threshold_named_in_a_pdf_text_is_said_by_the_value_its_letter_gets(tm
     assert threshold_gaps("In all experiments, the batch size is 32.") == ['"We retain the neurons with scores above the threshold t": the threshold\'s value is not said']
 
 
+def test_a_step_said_again_word_for_word_is_asked_once(tmp_path):
+    sentence = "We keep the samples above the threshold. "
+    gaps = [g for g in _assess_text(tmp_path, "\\section{Method}\n" + sentence * 3 + "\n\nWe then combine the two embeddings.").gaps if g.kind == "open-step"]
+    assert [g.id.split(":")[1] for g in gaps] == ["threshold", "combine"]
+
+
 def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
     cases = {
         "We assign each observation to the nearest class in the feature space.": "distance or similarity",
@@ -767,6 +773,11 @@ def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
         "We keep the pseudo-labels above the threshold.\n\n\\begin{tabular}{ll} Method & Accuracy\\\\ Baseline (no threshold) & 81.2\\\\ \\end{tabular}": "threshold's value",
         # another work's threshold, a result, a theorem's condition, a metric's definition: no step of the method
         "We use a threshold-free metric, AUROC, to compare the detectors.": None,
+        "If we combine the two embeddings, the model forgets the image.": None,
+        "We retain the neurons above the threshold $\\eta$.\n\n\\begin{tabular}{lc} Hyperparameter & Value\\\\ Activation threshold $\\eta$ & 0.25\\\\ \\end{tabular}": None,
+        "We keep the pseudo-labels above the threshold $\\tau$.\n\n\\begin{tabular}{lc} $\\tau$ (confidence threshold) & 0.95\\\\ \\end{tabular}": None,
+        "We keep the pseudo-labels above a threshold.\n\nWe use a confidence cutoff of 0.9 for all datasets.": None,
+        "We discard the frames below the threshold $\\beta$.\n\nWe set the blur threshold $\\beta$ to one hundred.": None,
         "If we keep the samples above the threshold, the estimator is unbiased.": None,
         "When we combine the two features, our model reaches the threshold of human performance.": None,
         "The match is usually decided by a manually set similarity threshold [rase].": None,
