@@ -774,6 +774,12 @@ def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
         # another work's threshold, a result, a theorem's condition, a metric's definition: no step of the method
         "We use a threshold-free metric, AUROC, to compare the detectors.": None,
         "If we combine the two embeddings, the model forgets the image.": None,
+        "If available, we combine the text features with the image features.": "how they are combined",
+        "We keep the pseudo-labels above a threshold.\n\n\\begin{tabular}{lc} Setting & Value\\\\ Pseudo label confidence threshold & 0.95\\\\ \\end{tabular}": None,
+        "We keep the pseudo-labels above a threshold.\n\n\\begin{tabular}{lc} Setting & Value\\\\ $\\tau$ (confidence threshold) & 0.95\\\\ \\end{tabular}": None,
+        "We keep the pseudo-labels above the threshold $\\tau$.\n\n\\begin{tabular}{lc} Setting & Accuracy\\\\ $\\tau = 0$ (no filtering) & 71.2\\\\ \\end{tabular}": "threshold's value",
+        "We keep the tokens whose [CLS] attention is below a threshold.": "threshold's value",
+        "We count word frequencies in the human-written corpus.\n\n\\begin{tabular}{lc} Setting & Value\\\\ Minimum count & 5\\\\ \\end{tabular}": None,
         "We retain the neurons above the threshold $\\eta$.\n\n\\begin{tabular}{lc} Hyperparameter & Value\\\\ Activation threshold $\\eta$ & 0.25\\\\ \\end{tabular}": None,
         "We keep the pseudo-labels above the threshold $\\tau$.\n\n\\begin{tabular}{lc} $\\tau$ (confidence threshold) & 0.95\\\\ \\end{tabular}": None,
         "We keep the pseudo-labels above a threshold.\n\nWe use a confidence cutoff of 0.9 for all datasets.": None,

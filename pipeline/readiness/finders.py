@@ -279,13 +279,13 @@ def open_steps(reading: Reading) -> Iterator[Gap]:
         plain = sentence.plain.text
         if (said_before := " ".join(plain.split())) in read:
             continue
-        read.add(said_before)
         for frame in step_frames():
             match = frame.action.search(plain)
             if match is None:
                 continue
-            if not steps.may_be_a_step(sentence, frame):
+            if not steps.may_be_a_step(sentence, frame, match.start()):
                 break
+            read.add(said_before)
             if frame.own_setting and steps.names_a_valued_symbol(sentence, _end_of_last(frame.restated, plain, match)):
                 break  # "above the threshold $t$", and "$t = 0.2$" elsewhere: the value says it
             step_words = _step_words(plain, match)
@@ -322,14 +322,15 @@ class StepContext:
         equations = {key: " ".join(e.latex or e.text for e in found) for key, found in _paragraph_equations(reading.spec).items()}
         return cls(reading, paragraph_sentences, equations, frozenset(s.number for s in reading.spec.sections if s.number))
 
-    def may_be_a_step(self, sentence: Sentence, frame: StepFrame) -> bool:
-        """Not a sentence that points to the paper's own place for its details (other than a
-        section of the paper, which `is_open` reads), supposes ("If we keep the samples above the
-        threshold, the estimator is unbiased"), or reports a result; a comparison with a step's own
-        setting is none ("its activation probability surpasses the threshold")."""
-        text = _THRESHOLD_COMPARISON.sub(" ", sentence.plain.text) if frame.own_setting else sentence.plain.text
-        if _SUPPOSED.match(text):
+    def may_be_a_step(self, sentence: Sentence, frame: StepFrame, start: int) -> bool:
+        """Not a step (its words from `start`) the sentence supposes ("If we keep the samples above the threshold, the
+        estimator is unbiased"; "If available, we combine ..." is one), nor a sentence that points
+        to the paper's own place for its details (other than a section of the paper, which `is_open`
+        reads) or reports a result; a comparison with a step's own setting is none ("its activation
+        probability surpasses the threshold")."""
+        if (supposed := _SUPPOSED.match(sentence.plain.text)) and start < supposed.end():
             return False
+        text = _THRESHOLD_COMPARISON.sub(" ", sentence.plain.text) if frame.own_setting else sentence.plain.text
         plain = _SECTION_POINTER.sub(lambda m: "" if m.group(1) in self.numbered else m.group(), text)
         vocabulary = hyperparameter_vocabulary()
         return not (
@@ -353,9 +354,17 @@ class StepContext:
         parsed = parse_latex_math(latex)
         symbol = parsed.symbols[0].symbol if parsed.only_symbol else written
         if self.valued_symbols is None:
-            # and what a display equation defines: "t = \\mu_u + 2\\sigma_u" says how it is computed
+            # and what a display equation defines ("t = \\mu_u + 2\\sigma_u" says how it is
+            # computed), and a table row named by the symbol alone ("$t$ | 0.2", "$\\tau$ (confidence
+            # threshold) | 0.95"; not "$\\tau = 0$ (no filtering)", an ablation)
             defined = {_defining_parts(e.latex)[0].strip() for e in self.reading.spec.equations if e.latex}
-            self.valued_symbols = _given_a_value(self.reading) | (defined - {""})
+            rows = {
+                parsed.symbols[0].symbol
+                for table in self.reading.spec.tables
+                for name, *cells in (row for row in table.rows[:_TABLE_ROWS_READ] if row)
+                if (math := _NAMED_BY_MATH_RE.match(name)) and any(re.search(r"\d", cell) for cell in cells) and (parsed := parse_latex_math(math[1])).only_symbol
+            }
+            self.valued_symbols = _given_a_value(self.reading) | rows | (defined - {""})
         if {symbol, written, latex} & self.valued_symbols or symbol_key(symbol) in self.reading.spec.symbol_values:
             return True
         return self._given_in_words(written)
@@ -438,9 +447,9 @@ class StepContext:
             return False
         key = ("named", frame.said_by_name.pattern)
         if key not in self.said:
-            named = re.compile(rf"^\W*(?:{frame.said_by_name.pattern})", re.I)
+            named = re.compile(rf"(?<!\bno\s)(?<!\bw/o\s)(?<!\bwithout\s)\b(?:{frame.said_by_name.pattern})", re.I)
             self.said[key] = any(
-                named.search(name) and any(re.search(r"\d", cell) for cell in cells) for name, *cells in self.table_lines()
+                len(name) <= _ROW_NAME_CHARS and named.search(name) and any(re.search(r"\d", cell) for cell in cells) for name, *cells in self.table_lines()
             ) or any(
                 s.paragraph.kind == "caption" and (m := frame.said_by_name.search(s.plain.text)) and re.search(r"\d", s.plain.text[m.end() : m.end() + 60])
                 for s in self.reading.sentences
@@ -569,6 +578,7 @@ def _end_of_last(words: re.Pattern[str], text: str, within: re.Match[str]) -> in
 
 
 _TABLE_ROWS_READ = 200
+_ROW_NAME_CHARS = 80  # a row's name, not a sentence in a cell
 
 
 def _rows_and_columns(rows: list[list[str]]) -> Iterator[list[str]]:
@@ -1244,21 +1254,15 @@ def _inline_formulas(sentences: list[Sentence]) -> Iterator[tuple[Sentence, int,
 
 # "its activation probability surpasses the threshold", "reaches a threshold": a comparison, no result
 _THRESHOLD_COMPARISON = re.compile(r"\b(?:surpass|reach|match|exceed)\w*\s+(?:a|the)\s+(?:[\w-]+\s+)?thresholds?\b", re.I)
-# "If we keep ...", "Suppose we discard ...", "Assume that ...": a case the text supposes, no step
-_SUPPOSED = re.compile(r"^\W*(?:if|suppose|supposing|assume|assuming|let\s+us\s+(?:assume|suppose))\b", re.I)
+# "If we keep ... ,", "Suppose we discard ... ;", "Assume that ... then": the clause a text supposes
+_SUPPOSED = re.compile(r"^\W*(?:if|suppose|supposing|assume|assuming|let\s+us\s+(?:assume|suppose))\b[^,;]*?(?=[,;]|\s+then\b|$)", re.I)
 
 
 def _given_a_value(reading: Reading) -> set[str]:
     """The symbols, and the names, the paper gives a value: in a formula of its text, in a display
-    equation, or in a table row or sentence named by them ("$\\alpha$ initialization | 0.5", "$t$ | 0.2")."""
+    equation, or in a table row or sentence named by them ("$\\alpha$ initialization | 0.5")."""
     valued = _valued_in_text([*reading.framing_sentences, *reading.sentences]) | {info.symbol for info in reading.spec.symbols if info.value_given}
-    valued |= {word for h in reading.spec.hyperparameters for word in [h.name, h.normalized_name, *to_plain(h.name).text.split()]}
-    # "$t$ | 0.2", "$\\tau$ (confidence threshold) | 0.95": a row named by the symbol
-    for table in reading.spec.tables:
-        for name, *cells in (row for row in table.rows if row):
-            if (math := _NAMED_BY_MATH_RE.match(name)) and any(re.search(r"\d", cell) for cell in cells) and (parsed := parse_latex_math(math[1])).only_symbol:
-                valued.add(parsed.symbols[0].symbol)
-    return valued
+    return valued | {word for h in reading.spec.hyperparameters for word in [h.name, h.normalized_name, *to_plain(h.name).text.split()]}
 
 
 # "$t$ is set to 10%", "$t$ (the threshold) was fixed at 0.2", "we set $t$ to 0.2", "t = 0.2": a
@@ -1272,7 +1276,7 @@ _VALUE_IN_WORDS_HINT = re.compile(r"\b(?:is|was|are|were|set|fix|choose)\b|=")
 _SENTENCES_WITH_VALUES_READ = 20_000  # a hostile paper costs the lookup a bounded read
 # What follows a step's words: a symbol, in math or, in a PDF's text, a letter with its subscript ("(t)", "$\tau$")
 _SYMBOL_AFTER_RE = re.compile(r"\s{0,3}\(?\s{0,3}((?<![\w-])[A-Za-z\u0370-\u03ff](?:_\w{1,8})?(?![\w-])|(?=\S))")
-_NAMED_BY_MATH_RE = re.compile(r"^\s*\$([^$]{1,100})\$(?![\w-])")
+_NAMED_BY_MATH_RE = re.compile(r"^\s*\$([^$=]{1,100})\$\s*(?:\([^()=]{0,60}\)\s*)?$")
 
 
 def _valued_in_text(sentences: list[Sentence]) -> set[str]:

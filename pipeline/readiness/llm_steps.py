@@ -73,7 +73,7 @@ def read_steps(spec: PaperSpec, known: list[Gap], client: LLMClient) -> StepsRea
         if frame is None or slot is None or found is None:
             continue
         sentence, quote, evidence = found
-        if not steps.may_be_a_step(sentence, frame) or any(located_within(where, sentence.location()) for where in asked):
+        if not steps.may_be_a_step(sentence, frame, max(0, sentence.plain.text.find(quote))) or any(located_within(where, sentence.location()) for where in asked):
             continue  # a caption or a result; or one question per sentence
         if not steps.is_open(sentence, frame, slot, step_object(sentence, frame, quote)):
             continue  # the paper's own words say it
