@@ -376,7 +376,7 @@ class StepContext:
         if self.values_in_words is None:
             self.values_in_words = {}
             for s in itertools.islice((s for s in [*self.reading.sentences, *self.reading.framing_sentences] if _VALUE_IN_WORDS_HINT.search(s.plain.text)), _SENTENCES_WITH_VALUES_READ):
-                for m in itertools.islice(_VALUE_IN_WORDS_RE.finditer(s.plain.text), _INLINE_FORMULAS_READ):
+                for m in itertools.islice(_VALUE_IN_WORDS_RE.finditer(s.plain.text), _VALUES_IN_WORDS_READ):
                     self.values_in_words.setdefault(m["name"] or m["set"], []).append((s.plain.text, m.start()))
         return any(not follows_condition(text, at, symbol=False) for text, at in self.values_in_words.get(written, []))
 
@@ -577,14 +577,15 @@ def _end_of_last(words: re.Pattern[str], text: str, within: re.Match[str]) -> in
     return ends[-1] if ends else within.end()
 
 
-_TABLE_ROWS_READ = 200
+_TABLE_ROWS_READ = 200  # a settings table is short: a hostile one costs a bounded read
+_TABLE_COLUMNS_READ = 50
 _ROW_NAME_CHARS = 80  # a row's name, not a sentence in a cell
 
 
 def _rows_and_columns(rows: list[list[str]]) -> Iterator[list[str]]:
     """A table's rows, then its columns ("Threshold | 0.95 | 0.9" under a header cell)."""
     yield from rows
-    for i in range(min(max((len(row) for row in rows), default=0), _EXPERIMENT_COLUMNS_READ)):
+    for i in range(min(max((len(row) for row in rows), default=0), _TABLE_COLUMNS_READ)):
         yield [row[i] for row in rows if i < len(row)]
 
 
@@ -1274,6 +1275,7 @@ _VALUE_IN_WORDS_RE = re.compile(
 )
 _VALUE_IN_WORDS_HINT = re.compile(r"\b(?:is|was|are|were|set|fix|choose)\b|=")
 _SENTENCES_WITH_VALUES_READ = 20_000  # a hostile paper costs the lookup a bounded read
+_VALUES_IN_WORDS_READ = 100  # per sentence
 # What follows a step's words: a symbol, in math or, in a PDF's text, a letter with its subscript ("(t)", "$\tau$")
 _SYMBOL_AFTER_RE = re.compile(r"\s{0,3}\(?\s{0,3}((?<![\w-])[A-Za-z\u0370-\u03ff](?:_\w{1,8})?(?![\w-])|(?=\S))")
 _NAMED_BY_MATH_RE = re.compile(r"^\s*\$([^$=]{1,100})\$\s*(?:\([^()=]{0,60}\)\s*)?$")
