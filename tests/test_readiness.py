@@ -284,6 +284,39 @@ def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_p
     assert [g.id for g in asked("\\section{Method}\nThe codebook $C$ is a learnable matrix of $K$ entries.\n", "codebook")] == ["unstated-init:C"]
 
 
+def test_a_learnable_matrix_whose_shape_the_paper_never_gives_is_asked(tmp_path):
+    """A matrix the method declares learnable needs a shape to be allocated: one routine question at
+    the declaration unless the paper gives the shape anywhere (in the math, in a clause naming the
+    matrix, in a display equation, in a table row), or a formula makes the matrix square by applying
+    it to what the formula computes. Without the noun, a capital letter multiplied in a formula is a
+    matrix; a vector, an embedding, a token, a network or a scalar is not asked."""
+    def asked(body: str, folder: str) -> list[Gap]:
+        (tmp_path / folder).mkdir()
+        return [g for g in _paper(tmp_path / folder, "\\section{Method}\n" + body + "\n").gaps if g.id.startswith("undefined-shape:")]
+
+    [gap] = asked("We compute $h = \\tanh(W x)$, where $W$ is a learnable projection matrix.", "noun")
+    assert (gap.kind, gap.category, gap.blocking, gap.title) == ("undefined-symbol", "Missing Model Structure", False, "W: its shape is not given")
+    assert gap.evidence[0].quote == "$W$ is a learnable projection matrix" and gap.evidence[0].location.line == 2  # 0-based
+    [gap] = asked("The gate is $g = \\sigma(\\mathbf{U}_1 [h; x])$, where $\\mathbf{U}_1$ is learnable.", "capital")
+    assert gap.id == "undefined-shape:U_1"
+    # a clause about another symbol gives this one nothing
+    assert len(asked("We compute $h = W x$, where $\\lambda$ is a scalar, $W$ is a learnable matrix.", "clause")) == 1
+    for i, said in enumerate([
+        "We compute $h = W x$, where $W \\in \\mathbb{R}^{d \\times k}$ is a learnable matrix.",
+        "We compute $h = W x$, where $W$ is a learnable matrix. Here $W$ and $V$ are $d \\times k$ matrices.",
+        "We compute $h = W x$, where $W$ is a learnable matrix.\n\\begin{equation}\nW \\in \\mathbb{R}^{d \\times k}\n\\end{equation}",
+        "We compute $h = W x$, where $W$ is a learnable matrix of size $d \\times d$.",
+        "The state is updated as $v_t = R(A v_{t-1} + b)$, where $A$ is a learnable matrix.",  # square
+        "The mask token $m$ is a learnable vector.",
+        "The positional embedding $P$ is a learnable matrix.",
+        "The encoder $E$ and decoder $D$ are learnable parameters of the autoencoder.",
+        "The temperature $T$ is learnable.",  # a capital letter no formula multiplies
+        "Here $M$ is not a learnable matrix.",
+        "We compute $h = W x$, where $W$ is a learnable matrix.\n\\section{Settings}\n\\begin{table}[h]\\caption{Sizes}\\begin{tabular}{ll}\nParameter & Shape \\\\\n$W$ & $512 \\times 64$ \\\\\n\\end{tabular}\\end{table}",
+    ]):
+        assert asked(said, f"said{i}") == [], said
+
+
 def test_a_term_added_to_the_objective_without_its_weight_is_asked(tmp_path):
     """"we apply REPA [repa] as a regularizer to the 8th layer" leaves open how much another work's
     term pulls: one routine question at the step; a weight said in the sentence, or in a sentence of

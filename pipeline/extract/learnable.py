@@ -131,6 +131,11 @@ def _clause_before(text: str, position: int) -> str:
 def _symbols_named(math: str) -> list[tuple[str, str]]:
     r"""The symbols a math span names before its domain or value: `\mathbf{u}, \mathbf{v} \in
     \mathbb{R}^d` → u, v; `\alpha = 0.5` → alpha; a formula of several names (`y = x + b`) → y."""
+    return [(piece, name) for piece in _pieces(math) if (name := _name_of(piece))]
+
+
+def _pieces(math: str) -> list[str]:
+    """The comma-separated parts of a math span before its domain or value."""
     head = _DOMAIN_RE.split(math, maxsplit=1)[0]
     pieces, depth, start = [], 0, 0
     for position, character in enumerate(head):
@@ -139,7 +144,7 @@ def _symbols_named(math: str) -> list[tuple[str, str]]:
             pieces.append(head[start:position])
             start = position + 1
     pieces.append(head[start:])
-    return [(piece.strip(), name) for piece in pieces if piece.strip() and (name := _name_of(piece.strip()))]
+    return [piece.strip() for piece in pieces if piece.strip()]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -150,3 +155,162 @@ def _name_of(latex: str) -> str | None:
     except Unreadable:
         return None
     return next(iter(expression.names)) if len(expression.names) == 1 and not expression.operations else None
+
+
+# -- a learnable matrix's shape ----------------------------------------------------------------------
+
+# What a declaration calls a matrix: the noun ("a learnable projection matrix"); with no noun or a
+# generic one ("$\mathbf{W}_1$ is learnable", "are learnable parameters"), a capital Latin letter, the
+# papers' convention for a matrix.
+_MATRIX_NOUN_RE = re.compile(r"\bmatri(?:x|ces)\b", re.I)
+_GENERIC_NOUN_RE = re.compile(r"^\W*(?:learnable|trainable)(?:\s+(?:parameters?|weights?|and|for|in|with|by|to|across|per|during|as|via|through|at)\b|\s*$|\s*[,.;:])", re.I)
+_FONT_RE = re.compile(r"\\(?:mathbf|bm|boldsymbol|mathrm|mathit|bf|rm|mathsf|text|textbf|operatorname)\b|[\s{}]")
+# What a matrix is not, or what gives its shape by what it is: a network or a module ("the encoder
+# $E$ and decoder $D$ are learnable parameters of the autoencoder"), an embedding, a token, a query
+# or a codebook (their width is the model's), a vector, a bias.
+_NOT_A_MATRIX_RE = re.compile(
+    r"\b(?:encoders?|decoders?|networks?|models?|modules?|mlps?|functions?|layers?|blocks?|heads?|embeddings?|tokens?|quer(?:y|ies)|codebooks?|prototypes?|vectors?|scalars?|bias(?:es)?|parameters?\s+of)\b",
+    re.I,
+)
+_CAPITAL_RE = re.compile(r"^[A-Z](?![A-Za-z])")
+# one symbol, with its indices (`W^O`, `W_i^Q`, `\Theta_1`), not a formula
+_ONE_SYMBOL_RE = re.compile(r"^(?:\\[A-Za-z]+|[A-Za-z])(?:[_^](?:\\[A-Za-z]+|[\w']+))*$")
+# Words that give a shape or a domain, or make it follow from another's ("square", "diagonal",
+# "of the same size as"): where the matrix stands with one of them, its shape is said.
+_SHAPE_WORDS_RE = re.compile(
+    r"\\in\b|∈|\\times|×|\\mathbb|\\to\b|→|\bshapes?\b|\bsizes?\b|\bdimension\w*|-dimensional|\bsquare\b|\bdiagonal\b|\bscalars?\b|\bof\s+rank\b|\brows?\b|\bcolumns?\b",
+    re.I,
+)
+_LEFT_SYMBOL_RE = re.compile(r"\\[A-Za-z]+|[A-Za-z]")
+_MATRICES_READ = 100  # declarations checked per paper: a hostile paper declares thousands
+
+
+def _plain(latex: str) -> str:
+    r"""A symbol's LaTeX without fonts, braces or spaces: `{\bm{W}}_{1}` and `\mathbf{W}_1` → `W_1`."""
+    return _FONT_RE.sub("", latex)
+
+
+def unshaped_matrices(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
+    r"""The learnable matrices the method declares ("$W$ is a learnable projection matrix"; "where
+    $\mathbf{W}_1$ is learnable" when a formula multiplies by it) whose shape the paper gives
+    nowhere: not in the declaration's math (`\in \mathbb{R}^{d \times k}`), in no clause, caption,
+    table row or display equation that names the matrix with a shape, a domain or a size ("$A$ and
+    $B$ are $d \times d$ square matrices"), and no formula applies it to what it computes (then it is
+    square). Each by its LaTeX without fonts → (its LaTeX, the words declaring it). Its output size
+    is a choice the implementer would otherwise make alone; a vector's or an embedding's follows from
+    what it is added to, and is not asked."""
+    framing = framing_sections(spec)
+    declared: dict[str, tuple[str, Evidence]] = {}
+    by_noun: set[str] = set()  # called a matrix, not only written as one (a capital letter)
+    for paragraph in spec.paragraphs:
+        if paragraph.kind != "text" or paragraph.section_id in framing or "$" not in paragraph.text or not _LEARNABLE_RE.search(paragraph.text):
+            continue
+        for sentence in sentences_of(paragraph):
+            text = sentence.text
+            if not _LEARNABLE_RE.search(text):
+                continue
+            for math in INLINE_MATH_RE.finditer(text):
+                after = _DECLARED_AFTER_RE.match(text[math.end() :])
+                before = None if after else _DECLARED_BEFORE_RE.search(text[: math.start()])
+                if not (after or before):
+                    continue
+                said_words = text[math.end() : math.end() + after.end()] if after else text[max(0, before.start() - 30) : math.start()]
+                if _DENIED_RE.search(said_words):
+                    continue
+                if after:  # the words from "learnable" on: "learnable projection matrix"
+                    following = _NEXT_WORDS_RE.match(text, math.end() + after.end())
+                    words = said_words[_LEARNABLE_RE.search(said_words).start() :] + following.group()
+                else:
+                    words = before.group()
+                called_a_matrix = bool(_MATRIX_NOUN_RE.search(words))
+                if not called_a_matrix and not (after and _GENERIC_NOUN_RE.match(words)):
+                    continue
+                if _NOT_A_MATRIX_RE.search(_clause_before(text, math.start()) + " " + (said_words + following.group() if after else words)):
+                    continue
+                for latex in _pieces(math[1]):
+                    name = _plain(latex)
+                    if name in declared or len(declared) >= _MATRICES_READ or not _ONE_SYMBOL_RE.match(name):
+                        continue
+                    if _SHAPE_WORDS_RE.search(math[1]) or not (called_a_matrix or _CAPITAL_RE.match(name)):
+                        continue
+                    if called_a_matrix:
+                        by_noun.add(name)
+                    start, end = (math.start(), following.end()) if after else (before.start(), math.end())
+                    quote = " ".join(text[start:end].split())
+                    declared[name] = (latex, Evidence(quote=quote, location=span_location(paragraph, sentence.start + start, sentence.start + end)))
+    if not declared:
+        return {}
+    shaped, formulas = _shape_statements(spec), _formulas(spec)
+    return {
+        name: said
+        for name, said in declared.items()
+        if (name in by_noun or _applied(formulas, name)) and not any(_names(statement, name) for statement in shaped) and not _square(formulas, name)
+    }
+
+
+def _shape_statements(spec: PaperSpec) -> list[str]:
+    """The clauses of the paper's sentences, captions, footnotes and table rows, and its display
+    equations, that give something a shape, a domain or a size, without fonts, braces or spaces. A
+    clause, not a sentence: "$\\lambda$ is a scalar, $W$ is a learnable matrix" gives W nothing."""
+    prose = [sentence.text for paragraph in spec.paragraphs if _SHAPE_WORDS_RE.search(paragraph.text) for sentence in sentences_of(paragraph)]
+    prose += [" ".join(row) for table in spec.tables for row in table.rows]
+    statements = [_plain(clause) for text in prose if _SHAPE_WORDS_RE.search(text) for clause in _clauses(text) if _SHAPE_WORDS_RE.search(clause)]
+    statements += [_plain(equation.latex or equation.text) for equation in spec.equations if _SHAPE_WORDS_RE.search(equation.latex or equation.text)]
+    return statements
+
+
+def _formulas(spec: PaperSpec) -> list[str]:
+    """The paper's inline and display math, without fonts, braces or spaces."""
+    formulas = [_plain(math[1]) for paragraph in spec.paragraphs if "$" in paragraph.text for math in INLINE_MATH_RE.finditer(paragraph.text)]
+    return formulas + [_plain(equation.latex) for equation in spec.equations if equation.latex]
+
+
+def _square(formulas: list[str], symbol: str) -> bool:
+    r"""Whether a formula applies the matrix to what its left side names ("$v_t = R(A v_{t-1} + b)$"):
+    it maps that into its own space, so it is square and its shape follows."""
+    for formula in formulas:
+        left, _, right = formula.partition("=")
+        named = _LEFT_SYMBOL_RE.match(left)
+        if right and named and _names(right, symbol + named.group()):
+            return True
+    return False
+
+
+def _applied(formulas: list[str], symbol: str) -> bool:
+    """Whether a formula multiplies something by the symbol (`Wx`, `W_1[h;c]`, `W^\top`): a
+    product needs its shape."""
+    for formula in formulas:
+        start = formula.find(symbol)
+        while start >= 0:
+            end = start + len(symbol)
+            before = formula[start - 1] if start else ""
+            if not (before.isalpha() or before == "\\") and end < len(formula) and (formula[end].isalpha() or formula[end] in "[\\"):
+                return True
+            start = formula.find(symbol, start + 1)
+    return False
+
+
+def _clauses(text: str) -> list[str]:
+    """A sentence cut at its commas and semicolons outside math."""
+    clauses, start, in_math = [], 0, False
+    for position, character in enumerate(text):
+        if character == "$":
+            in_math = not in_math
+        elif character in ",;" and not in_math:
+            clauses.append(text[start:position])
+            start = position + 1
+    clauses.append(text[start:])
+    return clauses
+
+
+def _names(statement: str, symbol: str) -> bool:
+    """Whether a statement (without fonts, braces or spaces) names the symbol: `W_1` in
+    `W_1\\inR^d`, not in `W_12` or `\\Wedge`; `W` in `W_1` too (saying less is the safe side)."""
+    start = statement.find(symbol)
+    while start >= 0:
+        end = start + len(symbol)
+        before = statement[start - 1] if start else ""
+        if not (before.isalpha() or before == "\\") and not (end < len(statement) and statement[end].isalnum()):
+            return True
+        start = statement.find(symbol, start + 1)
+    return False

@@ -19,7 +19,7 @@ from ..algebra import Unreadable, sympy_algebra
 from ..extract.formula import defined_name, read_formula
 from ..extract.hyperparameters import follows_condition, symbol_name
 from ..extract.knowledge import hyperparameter_vocabulary, symbol_key
-from ..extract.learnable import learnable_symbols
+from ..extract.learnable import learnable_symbols, unshaped_matrices
 from ..extract.mathtext import to_plain
 from ..extract.parts import framing_sections, section_tops
 from ..extract.sentences import Sentence, sentences_of
@@ -1405,8 +1405,7 @@ def uninitialised_parameters(reading: Reading) -> Iterator[Gap]:
     valued = _given_a_value(reading)
     by_declaration: dict[str, tuple[Evidence, list[str]]] = {}
     for name, (latex, evidence) in declared.items():
-        found = parse_latex_math(latex).symbols
-        symbol = found[0].symbol if found and "{}" not in found[0].symbol else " ".join(latex.split())
+        symbol = _symbol_shown(latex)
         if symbol[:1] in NOT_A_SETTING or symbol[:1] == "W" or {symbol, name, symbol_name(symbol), f"{symbol}_0"} & valued or symbol_key(symbol) in reading.spec.symbol_values:
             continue
         by_declaration.setdefault(evidence.location.short(), (evidence, []))[1].append(symbol)
@@ -1426,6 +1425,34 @@ def uninitialised_parameters(reading: Reading) -> Iterator[Gap]:
                 "With which values or distribution did training start?"
             ),
             readings=["zeros (ones for a scale)", "small random values (a normal or uniform draw)", "a value derived from another setting"],
+        )
+
+
+def _symbol_shown(latex: str) -> str:
+    r"""A declared symbol as a question shows it: the formula reader's form (`\mathbf{U}_1` → U_1)."""
+    found = parse_latex_math(latex).symbols
+    return found[0].symbol if found and "{}" not in found[0].symbol else " ".join(latex.split())
+
+
+def unshaped_parameters(reading: Reading) -> Iterator[Gap]:
+    """Learnable matrices whose shape the paper gives nowhere (`extract.learnable.unshaped_matrices`):
+    one routine question per declaration."""
+    by_declaration: dict[str, tuple[Evidence, list[str]]] = {}
+    for latex, evidence in unshaped_matrices(reading.spec).values():
+        by_declaration.setdefault(evidence.location.short(), (evidence, []))[1].append(_symbol_shown(latex))
+    for evidence, symbols in by_declaration.values():
+        listed = ", ".join(symbols)
+        one = len(symbols) == 1
+        yield _gap(
+            id=f"undefined-shape:{','.join(symbols)}",
+            kind="undefined-symbol",
+            category="Missing Model Structure",
+            title=f"{listed}: {'its shape is' if one else 'their shapes are'} not given",
+            detail="The paper declares a learnable matrix but gives its shape nowhere; the size it maps to is a choice of the model.",
+            blocking=False,  # an implementation can take the model's width; the paper's may differ
+            evidence=[evidence],
+            question=f"The paper says {listed} {'is a learnable matrix' if one else 'are learnable matrices'} but not {'its shape' if one else 'their shapes'}. Which shape ({'its' if one else 'their'} input and output sizes)?",
+            readings=["the model's hidden size in and out", "the input's size in, a smaller size out", "a size given by another setting"],
         )
 
 
