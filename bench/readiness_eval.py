@@ -987,10 +987,6 @@ DETAIL_KINDS = {
         (re.compile(r"\b(an?)\s+\$?\d+\$?[- ]dimensional\s+", re.I), "a "),
         (re.compile(r"(?<![\w-])\$?\d+\$?[- ]dimensional\s+", re.I), ""),
         (re.compile(r"\b((?:model|hidden|feed-?forward|embedding|latent|token|output|input)\s+(?:dimension|dim|size|width)s?)\s+(?:of|is|=)\s+\$?\d+\$?", re.I), r"\1"),
-        # a learnable matrix's shape (a capital letter, the papers' convention for a matrix):
-        # "$W^O \in \mathbb{R}^{d \times d}$ is a learnable projection matrix" → "$W^O$ is a learnable
-        # projection matrix"
-        (re.compile(r"(\$(?P<symbol>(?:\\(?:mathbf|bm|boldsymbol)\s*\{)?[A-Z]\}?(?:[_^](?:\{[^{}$]{0,40}\}|\w))*)\s*)\\in\s*\\mathbb\{R\}\^(?:\{(?:[^{}$]|\{(?:[^{}$]|\{[^{}$]*\})*\})*\}|\w)\s*(\$\s*(?:is|are)\s+(?:an?\s+)?(?:[\w-]+\s+){0,2}?(?:learnable|trainable)\b)"), r"\1\3"),
     ],
     # "split into training and validation sets with a $8:1$ ratio", "with a ratio of 0.6/0.2/0.2",
     # "split ... (80%)"
@@ -1017,7 +1013,7 @@ DETAIL_STEP = {
     "aggregation": re.compile(r"\b(?:comput|obtain|combin|aggregat|tak|fus|merg|pool|construct|form|represent|defin|calculat|produc)\w*", re.I),
     "distance": re.compile(r"\b(?:comput|calculat|measur|find|assign|retriev|match|search)\w*", re.I),
     "weight": re.compile(r"\w"),
-    "dimension": re.compile(r"\b(?:map|project|embed|encod|compress|reduc|use|consist|output|produc|represent|learnable|trainable)\w*", re.I),
+    "dimension": re.compile(r"\b(?:map|project|embed|encod|compress|reduc|use|consist|output|produc|represent)\w*", re.I),
     "split": re.compile(r"\w"),
     "metric": re.compile(r"\b(?:measur|comput|evaluat|calculat|report)\w*", re.I),
 }
@@ -1097,8 +1093,8 @@ def step_removals(papers: list[Path], data_file: Path) -> dict:
                 match, vaguer = found
                 replacement = match.expand(vaguer)
                 cut = description.latex[: match.start()] + replacement + description.latex[match.end() :]
-                if DETAIL_ELSEWHERE[kind].search(cut) or (match.groupdict().get("symbol") and re.search(re.escape(match["symbol"]) + r"[^$]{0,80}?\\in\b", cut)):
-                    continue  # the description still says it (for a matrix, its own shape): nothing left open
+                if DETAIL_ELSEWHERE[kind].search(cut):
+                    continue  # the description still says it: nothing left open
                 category = DETAIL_CATEGORY[kind]
                 sentence_start, sentence_end = _sentence_around(cut, match.start(), match.start() + len(replacement))
                 if not DETAIL_STEP[kind].search(cut, sentence_start, sentence_end):

@@ -285,34 +285,42 @@ def test_learnable_parameters_of_the_method_without_a_start_are_asked_once(tmp_p
 
 
 def test_a_learnable_matrix_whose_shape_the_paper_never_gives_is_asked(tmp_path):
-    """A matrix the method declares learnable needs a shape to be allocated: one routine question at
-    the declaration unless the paper gives the shape anywhere (in the math, in a clause naming the
-    matrix, in a display equation, in a table row), or a formula makes the matrix square by applying
-    it to what the formula computes. Without the noun, a capital letter multiplied in a formula is a
-    matrix; a vector, an embedding, a token, a network or a scalar is not asked."""
+    """A matrix the method declares learnable needs a shape to be allocated: one routine question per
+    declaration unless the paper gives the shape anywhere (in the declaration's math, in a clause
+    naming the matrix, in a display equation, in a table row), gives any size of its model, from
+    which an implementer takes it, or a formula makes the matrix square by applying it to what the
+    formula computes. Only what a declaration calls a matrix is asked: not a vector, an embedding,
+    a positional encoding, a capital letter that is learnable, or what is multiplied by one."""
     def asked(body: str, folder: str) -> list[Gap]:
         (tmp_path / folder).mkdir()
         return [g for g in _paper(tmp_path / folder, "\\section{Method}\n" + body + "\n").gaps if g.id.startswith("undefined-shape:")]
 
-    [gap] = asked("We compute $h = \\tanh(W x)$, where $W$ is a learnable projection matrix.", "noun")
-    assert (gap.kind, gap.category, gap.blocking, gap.title) == ("undefined-symbol", "Missing Model Structure", False, "W: its shape is not given")
+    [gap] = asked("We compute $h = \\tanh(W x)$, where $W$ is a learnable projection matrix and $\\sigma$ is the sigmoid.", "noun")
+    assert (gap.id, gap.kind, gap.category, gap.blocking, gap.title) == ("undefined-shape:W", "undefined-symbol", "Missing Model Structure", False, "W: its shape is not given")
     assert gap.evidence[0].quote == "$W$ is a learnable projection matrix" and gap.evidence[0].location.line == 2  # 0-based
-    [gap] = asked("The gate is $g = \\sigma(\\mathbf{U}_1 [h; x])$, where $\\mathbf{U}_1$ is learnable.", "capital")
-    assert gap.id == "undefined-shape:U_1"
+    # a list is one declaration, one question
+    [gap] = asked("We compute $q = W_Q x$, where $W_Q$, $W_K$, and $W_V$ are learned projection matrices.", "list")
+    assert gap.id == "undefined-shape:W_Q,W_K,W_V" and gap.evidence[0].quote == "$W_Q$, $W_K$, and $W_V$ are learned projection matrices"
+    [gap] = asked("The output is $y = \\mathbf{U} h$ with the learnable weight matrix $\\mathbf{U}$.", "before")
+    assert gap.id == "undefined-shape:U"
     # a clause about another symbol gives this one nothing
     assert len(asked("We compute $h = W x$, where $\\lambda$ is a scalar, $W$ is a learnable matrix.", "clause")) == 1
     for i, said in enumerate([
         "We compute $h = W x$, where $W \\in \\mathbb{R}^{d \\times k}$ is a learnable matrix.",
+        "where $W_Q$, $W_K$, $W_V \\in \\mathbb{R}^{d \\times d_k}$ are learnable projection matrices.",
         "We compute $h = W x$, where $W$ is a learnable matrix. Here $W$ and $V$ are $d \\times k$ matrices.",
         "We compute $h = W x$, where $W$ is a learnable matrix.\n\\begin{equation}\nW \\in \\mathbb{R}^{d \\times k}\n\\end{equation}",
-        "We compute $h = W x$, where $W$ is a learnable matrix of size $d \\times d$.",
+        "We compute $h = W x$, where $W$ is a learnable weight matrix, of size $d \\times k$.",
+        "where $A$ and $B$ are learnable matrices, both in $\\mathbb{R}^{d \\times d}$.",
         "The state is updated as $v_t = R(A v_{t-1} + b)$, where $A$ is a learnable matrix.",  # square
+        "We compute $h = W x$, where $W$ is a learnable matrix. We use a hidden size of 256 throughout.",
+        "We compute $h = W x$, where $W$ is a learnable matrix.\n\\section{Settings}\n\\begin{table}[h]\\caption{Sizes}\\begin{tabular}{ll}\nParameter & Shape \\\\\n$W$ & (512, 64) \\\\\n\\end{tabular}\\end{table}",
+        "The gate is $g = \\sigma(\\mathbf{U}_1 [h; x])$, where $\\mathbf{U}_1$ is learnable.",
+        "$p_i = \\frac{1}{T} \\exp(s_i)$, where $T$ is learnable.",
+        "Here $x$ is multiplied by a learnable matrix.",
         "The mask token $m$ is a learnable vector.",
-        "The positional embedding $P$ is a learnable matrix.",
-        "The encoder $E$ and decoder $D$ are learnable parameters of the autoencoder.",
-        "The temperature $T$ is learnable.",  # a capital letter no formula multiplies
+        "The positional encoding $P$ is a learnable matrix.",
         "Here $M$ is not a learnable matrix.",
-        "We compute $h = W x$, where $W$ is a learnable matrix.\n\\section{Settings}\n\\begin{table}[h]\\caption{Sizes}\\begin{tabular}{ll}\nParameter & Shape \\\\\n$W$ & $512 \\times 64$ \\\\\n\\end{tabular}\\end{table}",
     ]):
         assert asked(said, f"said{i}") == [], said
 

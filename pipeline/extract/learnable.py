@@ -160,116 +160,144 @@ def _name_of(latex: str) -> str | None:
 
 # -- a learnable matrix's shape ----------------------------------------------------------------------
 
-# What a declaration calls a matrix: the noun ("a learnable projection matrix"); with no noun or a
-# generic one ("$\mathbf{W}_1$ is learnable", "are learnable parameters"), a capital Latin letter, the
-# papers' convention for a matrix.
-_MATRIX_NOUN_RE = re.compile(r"\bmatri(?:x|ces)\b", re.I)
-_GENERIC_NOUN_RE = re.compile(r"^\W*(?:learnable|trainable)(?:\s+(?:parameters?|weights?|and|for|in|with|by|to|across|per|during|as|via|through|at)\b|\s*$|\s*[,.;:])", re.I)
-_FONT_RE = re.compile(r"\\(?:mathbf|bm|boldsymbol|mathrm|mathit|bf|rm|mathsf|text|textbf|operatorname)\b|[\s{}]")
-# What a matrix is not, or what gives its shape by what it is: a network or a module ("the encoder
-# $E$ and decoder $D$ are learnable parameters of the autoencoder"), an embedding, a token, a query
-# or a codebook (their width is the model's), a vector, a bias.
-_NOT_A_MATRIX_RE = re.compile(
-    r"\b(?:encoders?|decoders?|networks?|models?|modules?|mlps?|functions?|layers?|blocks?|heads?|embeddings?|tokens?|quer(?:y|ies)|codebooks?|prototypes?|vectors?|scalars?|bias(?:es)?|parameters?\s+of)\b",
+# A declaration that calls its symbols a learnable matrix, the noun right after the adjective (one
+# word apart): "$W$ is a learnable projection matrix", "$W_Q$, $W_K$, and $W_V$ are learned
+# matrices" (the other symbols of the list are group 1), "the learnable weight matrix $W$". Not
+# "$x$ is multiplied by a learnable matrix" nor "a learnable matrix and $\sigma$ ...".
+_MATRIX_AFTER_RE = re.compile(
+    r"((?:\s*(?:,|,?\s*and)\s*\$[^$]{1,300}\$){0,8})\s*,?\s*(?:is|are|be|being)\s+(?:also\s+)?(?:an?\s+|the\s+|two\s+|three\s+)?(?:[A-Za-z-]+\s+)?"
+    r"(?:learnable|trainable|learned)\s+(?:[A-Za-z-]+\s+)?matri(?:x|ces)\b",
     re.I,
 )
-_CAPITAL_RE = re.compile(r"^[A-Z](?![A-Za-z])")
+_MATRIX_BEFORE_RE = re.compile(r"(?<![\w-])(?:learnable|trainable|learned)\s+(?:(?!(?:and|or|that|which|of|with|for|to|in|by)\b)[A-Za-z-]+\s+)?matri(?:x|ces)\s*$", re.I)
+# What gives a matrix's width by what it is: an embedding, a token, a query, a codebook or a
+# positional encoding (the model's width), or a matrix of a network's layer.
+_NOT_ASKED_RE = re.compile(r"\b(?:embeddings?|encodings?|tokens?|quer(?:y|ies)|codebooks?|prototypes?|layers?)\b", re.I)
+_FONT_RE = re.compile(r"\\(?:mathbf|bm|boldsymbol|mathrm|mathit|bf|rm|mathsf|text|textbf|operatorname)\b|[\s{}]")
 # one symbol, with its indices (`W^O`, `W_i^Q`, `\Theta_1`), not a formula
 _ONE_SYMBOL_RE = re.compile(r"^(?:\\[A-Za-z]+|[A-Za-z])(?:[_^](?:\\[A-Za-z]+|[\w']+))*$")
 # Words that give a shape or a domain, or make it follow from another's ("square", "diagonal",
 # "of the same size as"): where the matrix stands with one of them, its shape is said.
 _SHAPE_WORDS_RE = re.compile(
-    r"(?=[\\∈×→sdorc-])(?:"  # the first characters below: most positions fail at once (8× faster on 1 MB)
-    r"\\in\b|∈|\\times|×|\\mathbb|\\to\b|→|\bshapes?\b|\bsizes?\b|\bdimension\w*|-dimensional|\bsquare\b|\bdiagonal\b|\bscalars?\b|\bof\s+rank\b|\brows?\b|\bcolumns?\b)",
+    r"(?=[\\∈×→sdorcl-])(?:"  # the first characters below: most positions fail at once (8× faster on 1 MB)
+    r"\\in\b|∈|\\times|×|\\mathbb|\\to\b|→|\bshapes?\b|\bsizes?\b|\bdimension\w*|-dimensional|-by-|\blinear\s*\(|\bsquare\b|\bdiagonal\b|\bscalars?\b|\bof\s+rank\b|\brows?\b|\bcolumns?\b)",
     re.I,
 )
-# a clause ends at a comma, a semicolon or a sentence's end outside math (a math span is skipped whole)
-_CLAUSE_END_RE = re.compile(r"\$[^$]*\$|[,;]|\.(?=\s)")
+# A size of the model given anywhere ("a hidden size of 256", "Projection dimension | 64", "256
+# hidden units", "300-dimensional", "$d_{model} = 512$"): an implementer takes a matrix's shape from
+# it, and the question is not asked.
+_MODEL_SIZE_RE = re.compile(
+    r"\b(?:hidden|model|embedding|latent|feature|projection|head|inner|intermediate|attention|key|query|value|output|input|state)\s+(?:size|dim(?:ension(?:ality)?)?|width)s?\b"
+    r"|(?:\d+\$?|\$[^$]{1,20}\$)\s+(?:hidden\s+|output\s+|input\s+)?(?:units|neurons|channels|inputs|outputs|features|dimensions)\b|\d+\$?-dimensional\b|\bd_\{?\\?(?:text|mathrm)?\{?(?:model|hidden|ff|k|v|h)\}?\}?\s*=\s*\d",
+    re.I,
+)
+# a clause ends at a comma, a semicolon or a sentence's end outside math (a math span is skipped whole);
+# one that opens with a preposition goes on the one before ("$W$ is a matrix, of size $d \times k$")
+_CLAUSE_END_RE = re.compile(r"\$[^$]{1,300}\$|[,;]|\.(?=\s)")
+_MATH_SPAN_RE = re.compile(r"\$[^$]{1,300}\$")
+_CONTINUED_RE = re.compile(r"\s*(?:of|in|with|both|each|all|having|whose)\b", re.I)
 _LEFT_SYMBOL_RE = re.compile(r"\\[A-Za-z]+|[A-Za-z]")
 _MATRICES_READ = 100  # declarations checked per paper: a hostile paper declares thousands
 
 
 def _plain(latex: str) -> str:
-    r"""A symbol's LaTeX without fonts, braces or spaces: `{\bm{W}}_{1}` and `\mathbf{W}_1` → `W_1`."""
+    r"""LaTeX without fonts, braces or spaces: `{\bm{W}}_{1}` and `\mathbf{W}_1` → `W_1`."""
     return _FONT_RE.sub("", latex)
 
 
-def unshaped_matrices(spec: PaperSpec) -> dict[str, tuple[str, Evidence]]:
-    r"""The learnable matrices the method declares ("$W$ is a learnable projection matrix"; "where
-    $\mathbf{W}_1$ is learnable" when a formula multiplies by it) whose shape the paper gives
-    nowhere: not in the declaration's math (`\in \mathbb{R}^{d \times k}`), in no clause, caption,
-    table row or display equation that names the matrix with a shape, a domain or a size ("$A$ and
-    $B$ are $d \times d$ square matrices"), and no formula applies it to what it computes (then it is
-    square). Each by its LaTeX without fonts → (its LaTeX, the words declaring it). Its output size
-    is a choice the implementer would otherwise make alone; a vector's or an embedding's follows from
-    what it is added to, and is not asked."""
+def unshaped_matrices(spec: PaperSpec) -> list[tuple[list[str], Evidence]]:
+    r"""The declarations of learnable matrices ("$W$ is a learnable projection matrix", "$W_Q$, $W_K$
+    and $W_V$ are learned matrices") whose shape the paper gives nowhere, each with its symbols
+    (LaTeX) and its words: not in the declaration's math (`\in \mathbb{R}^{d \times k}`), in no
+    clause, caption, table row or display equation naming the matrix with a shape, a domain or a
+    size ("$A$ and $B$ are $d \times d$ square matrices") or a sentence after it that refers back ("The
+    shape of the matrix is ..."), not fixed by a formula (applied to what the formula computes, so
+    square; added to another term), and not in a paper that gives any size of its model ("a hidden size of 256"),
+    from which an implementer would take it. Its output size is otherwise a choice the implementer
+    makes alone; a vector's or an embedding's follows from what it is added to, and is not asked."""
     framing = framing_sections(spec)
-    declared: dict[str, tuple[str, Evidence]] = {}
-    by_noun: set[str] = set()  # called a matrix, not only written as one (a capital letter)
+    declarations: list[tuple[list[str], Evidence]] = []
     read: set[str] = set()  # a sentence said again declares nothing new
     for paragraph in spec.paragraphs:
-        if paragraph.kind != "text" or paragraph.section_id in framing or "$" not in paragraph.text or not _LEARNABLE_RE.search(paragraph.text):
+        if paragraph.kind != "text" or paragraph.section_id in framing or "$" not in paragraph.text or not _MATRIX_WORD_RE.search(paragraph.text):
             continue
-        for sentence_start, sentence_end in split_sentences(paragraph.text):
+        spans = split_sentences(paragraph.text)
+        for index, (sentence_start, sentence_end) in enumerate(spans):
             text = paragraph.text[sentence_start:sentence_end]
-            if text in read or len(declared) >= _MATRICES_READ or not _LEARNABLE_RE.search(text):
+            if text in read or len(declarations) >= _MATRICES_READ or not _MATRIX_WORD_RE.search(text):
                 continue
             read.add(text)
+            # "The shape of the matrix is $d \times k$." right after the declaration
+            refers_back = any(_REFERS_TO_MATRIX_RE.search(paragraph.text, start, end) and _SHAPE_WORDS_RE.search(paragraph.text, start, end) for start, end in spans[index + 1 : index + 3])
+            declared_until = -1  # the end of the list a declaration has taken
             for math in INLINE_MATH_RE.finditer(text):
-                after = _DECLARED_AFTER_RE.match(text[math.end() :])
-                before = None if after else _DECLARED_BEFORE_RE.search(text[: math.start()])
+                if math.start() < declared_until:
+                    continue
+                after = _MATRIX_AFTER_RE.match(text, math.end())
+                before = None if after else _MATRIX_BEFORE_RE.search(text, max(0, math.start() - 80), math.start())
                 if not (after or before):
                     continue
-                said_words = text[math.end() : math.end() + after.end()] if after else text[max(0, before.start() - 30) : math.start()]
-                if _DENIED_RE.search(said_words):
+                start, end = (math.start(), after.end()) if after else (before.start(), math.end())
+                declared_until = end
+                maths = [math[1], *(m[1] for m in INLINE_MATH_RE.finditer(after[1]))] if after else [math[1]]
+                if refers_back or any(_SHAPE_WORDS_RE.search(m) for m in maths) or _DENIED_RE.search(text[max(0, start - 30) : end]):
                     continue
-                if after:  # the words from "learnable" on: "learnable projection matrix"
-                    following = _NEXT_WORDS_RE.match(text, math.end() + after.end())
-                    words = said_words[_LEARNABLE_RE.search(said_words).start() :] + following.group()
-                else:
-                    words = before.group()
-                called_a_matrix = bool(_MATRIX_NOUN_RE.search(words))
-                if not called_a_matrix and not (after and _GENERIC_NOUN_RE.match(words)):
+                if _NOT_ASKED_RE.search(_clause_before(text, math.start()) + " " + text[start:end]):
                     continue
-                if _NOT_A_MATRIX_RE.search(_clause_before(text, math.start()) + " " + (said_words + following.group() if after else words)):
-                    continue
-                for latex in _pieces(math[1]):
-                    name = _plain(latex)
-                    if name in declared or not _ONE_SYMBOL_RE.match(name):
-                        continue
-                    if _SHAPE_WORDS_RE.search(math[1]) or not (called_a_matrix or _CAPITAL_RE.match(name)):
-                        continue
-                    if called_a_matrix:
-                        by_noun.add(name)
-                    start, end = (math.start(), following.end()) if after else (before.start(), math.end())
+                symbols = [piece for m in maths for piece in _pieces(m) if _ONE_SYMBOL_RE.match(_plain(piece))]
+                if symbols:
                     quote = " ".join(text[start:end].split())
-                    declared[name] = (latex, Evidence(quote=quote, location=span_location(paragraph, sentence_start + start, sentence_start + end)))
-    if not declared:
-        return {}
-    formulas = _formulas(spec)
-    shaped, applied, updates = "\n".join(_shape_statements(spec)), "\n".join(formulas), _updates(formulas)
-    return {
-        name: said
-        for name, said in declared.items()
-        if (name in by_noun or _applied(applied, name)) and not _names(shaped, name) and not any(_names(rights, name + left) for left, rights in updates.items())
-    }
+                    declarations.append((symbols, Evidence(quote=quote, location=span_location(paragraph, sentence_start + start, sentence_start + end))))
+    if not declarations or _gives_a_model_size(spec):
+        return []
+    shaped, formulas = "\n".join(_shape_statements(spec)), _formulas(spec)
+    follows = _shape_follows(formulas, {_plain(symbol) for symbols, _ in declarations for symbol in symbols})
+    return [(symbols, said) for symbols, said in declarations if not any(_plain(symbol) in follows or _shape_said(shaped, _plain(symbol)) for symbol in symbols)]
+
+
+def _shape_said(statements: str, symbol: str) -> bool:
+    r"""Whether the statements name the symbol, written as in math (`W_q`), as in a PDF's text
+    (`Wq`), or as one of its family (`W_l \in \mathbb{R}^{d 	imes d}` for `W_1`)."""
+    base, _, index = symbol.partition("_")
+    return (
+        _names(statements, symbol)
+        or bool(index) and _names(statements, base + index)
+        or bool(index) and any(_names(statements, f"{base}_{letter}") for letter in "ijklmnt")
+    )
+
+
+_MATRIX_WORD_RE = re.compile(r"\bmatri(?:x|ces)\b", re.I)
+_REFERS_TO_MATRIX_RE = re.compile(r"\b(?:its|their)\s+(?:shapes?|sizes?|dimensions?)\b|\b(?:the|this|these|both|each|all)\s+(?:[\w-]+\s+)?(?:matrix|matrices|projections?)\b", re.I)
+
+
+def _gives_a_model_size(spec: PaperSpec) -> bool:
+    texts = [paragraph.text for paragraph in spec.paragraphs] + [" ".join(row) for table in spec.tables for row in table.rows]
+    return any(_MODEL_SIZE_RE.search(text) for text in texts)
 
 
 def _shape_statements(spec: PaperSpec) -> list[str]:
-    """The clauses of the paper's prose (sentences, captions, footnotes, table rows) and its display
-    equations that give something a shape, a domain or a size, without fonts, braces or spaces. A
-    clause, not a sentence: "$\\lambda$ is a scalar, $W$ is a learnable matrix" gives W nothing."""
-    prose = [paragraph.text for paragraph in spec.paragraphs] + [" ".join(row) for table in spec.tables for row in table.rows]
-    statements = [_plain(clause) for text in prose for clause in _shaping_clauses(text)]
+    """The clauses of the paper's prose (sentences, captions, footnotes; table rows read with their
+    table's first row) and its display equations that give something a shape, a domain or a size,
+    without fonts, braces or spaces. A clause, not a sentence: "$\\lambda$ is a scalar, $W$ is a
+    learnable matrix" gives W nothing. Math loses its fonts, braces and spaces; prose keeps its
+    words apart ("Here W ∈ R^{d×k}")."""
+    prose = [paragraph.text for paragraph in spec.paragraphs]
+    prose += [" ".join(table.rows[0] + row) for table in spec.tables for row in table.rows[1:]]
+    statements = [_MATH_SPAN_RE.sub(lambda math: _plain(math.group()), clause) for text in prose for clause in _shaping_clauses(text)]
     return statements + [_plain(equation.latex or equation.text) for equation in spec.equations if _SHAPE_WORDS_RE.search(equation.latex or equation.text)]
 
 
 def _shaping_clauses(text: str) -> list[str]:
-    """The clauses of a text (cut at commas, semicolons and sentence ends outside math) with a
-    shape word: one pass over the text for each."""
+    """The clauses of a text with a shape word, each with the clause before it when it opens with a
+    preposition: one pass over the text."""
     ends = [cut.start() for cut in _CLAUSE_END_RE.finditer(text) if cut.group()[0] != "$"] + [len(text)]
-    clauses = sorted({bisect.bisect_left(ends, shape.start()) for shape in _SHAPE_WORDS_RE.finditer(text)})
-    return [text[ends[i - 1] + 1 if i else 0 : ends[i]] for i in clauses]
+    found = []
+    for i in sorted({bisect.bisect_left(ends, shape.start()) for shape in _SHAPE_WORDS_RE.finditer(text)}):
+        start = ends[i - 1] + 1 if i else 0
+        if i and _CONTINUED_RE.match(text, start):
+            start = ends[i - 2] + 1 if i > 1 else 0
+        found.append(text[start : ends[i]])
+    return found
 
 
 def _formulas(spec: PaperSpec) -> list[str]:
@@ -278,39 +306,47 @@ def _formulas(spec: PaperSpec) -> list[str]:
     return formulas + [_plain(equation.latex) for equation in spec.equations if equation.latex]
 
 
-def _updates(formulas: list[str]) -> dict[str, str]:
-    r"""The formulas' right sides, by the symbol their left side names. A matrix applied to that
-    symbol on the right ("$v_t = R(A v_{t-1} + b)$") maps it into its own space: it is square, its
-    shape follows."""
-    updates: dict[str, list[str]] = {}
+def _shape_follows(formulas: list[str], symbols: set[str]) -> set[str]:
+    r"""The symbols whose shape a formula fixes: applied to what its left side names ("$v_t = R(A
+    v_{t-1} + b)$", so square) or added to another term ("$QK^\top/\sqrt{d} + B$", so of that
+    term's shape). One pass over the formulas per symbol."""
+    rights, starts, lefts = [], [], []
+    offset = 0
     for formula in formulas:
         left, _, right = formula.partition("=")
-        if right and (named := _LEFT_SYMBOL_RE.match(left)):
-            updates.setdefault(named.group(), []).append(right)
-    return {left: "\n".join(rights) for left, rights in updates.items()}
+        named = _LEFT_SYMBOL_RE.match(left)
+        rights.append(right or left)
+        starts.append(offset)
+        lefts.append(named.group() if right and named else None)
+        offset += len(rights[-1]) + 1
+    joined = "\n".join(rights)
+    follows = set()
+    for symbol in symbols:
+        position = joined.find(symbol)
+        while position >= 0 and symbol not in follows:
+            left = lefts[bisect.bisect_right(starts, position) - 1]
+            end = position + len(symbol)
+            added = _named_at(joined, position, symbol) and (joined[end : end + 1] in ("+", "-") or joined[position - 1 : position] in ("+", "-"))
+            if added or left and _named_at(joined, position, symbol + left):
+                follows.add(symbol)
+            position = joined.find(symbol, position + 1)
+    return follows
 
 
-def _applied(formulas: str, symbol: str) -> bool:
-    """Whether the formulas multiply something by the symbol (`Wx`, `W_1[h;c]`, `W^\\top`): a
-    product needs its shape."""
-    start = formulas.find(symbol)
-    while start >= 0:
-        end = start + len(symbol)
-        before = formulas[start - 1] if start else ""
-        if not (before.isalpha() or before == "\\") and end < len(formulas) and (formulas[end].isalpha() or formulas[end] in "[\\"):
-            return True
-        start = formulas.find(symbol, start + 1)
-    return False
-
-
-def _names(statement: str, symbol: str) -> bool:
+def _names(statements: str, symbol: str) -> bool:
     """Whether statements (without fonts, braces or spaces) name the symbol: `W_1` in
     `W_1\\inR^d`, not in `W_12` or `\\Wedge`; `W` in `W_1` too (saying less is the safe side)."""
-    start = statement.find(symbol)
-    while start >= 0:
-        end = start + len(symbol)
-        before = statement[start - 1] if start else ""
-        if not (before.isalpha() or before == "\\") and not (end < len(statement) and statement[end].isalnum()):
+    position = statements.find(symbol)
+    while position >= 0:
+        if _named_at(statements, position, symbol):
             return True
-        start = statement.find(symbol, start + 1)
+        position = statements.find(symbol, position + 1)
     return False
+
+
+def _named_at(text: str, position: int, symbol: str) -> bool:
+    """Whether `symbol` stands whole at `position` of `text` (no letter or backslash before it, no
+    letter or digit after it)."""
+    end = position + len(symbol)
+    before = text[position - 1] if position else ""
+    return text.startswith(symbol, position) and not (before.isalpha() or before == "\\") and not (end < len(text) and text[end].isalnum())

@@ -1437,10 +1437,8 @@ def _symbol_shown(latex: str) -> str:
 def unshaped_parameters(reading: Reading) -> Iterator[Gap]:
     """Learnable matrices whose shape the paper gives nowhere (`extract.learnable.unshaped_matrices`):
     one routine question per declaration."""
-    by_declaration: dict[str, tuple[Evidence, list[str]]] = {}
-    for latex, evidence in unshaped_matrices(reading.spec).values():
-        by_declaration.setdefault(evidence.location.short(), (evidence, []))[1].append(_symbol_shown(latex))
-    for evidence, symbols in by_declaration.values():
+    for latex, evidence in unshaped_matrices(reading.spec):
+        symbols = [_symbol_shown(symbol) for symbol in latex]
         listed = ", ".join(symbols)
         one = len(symbols) == 1
         yield _gap(
@@ -1448,11 +1446,11 @@ def unshaped_parameters(reading: Reading) -> Iterator[Gap]:
             kind="undefined-symbol",
             category="Missing Model Structure",
             title=f"{listed}: {'its shape is' if one else 'their shapes are'} not given",
-            detail="The paper declares a learnable matrix but gives its shape nowhere; the size it maps to is a choice of the model.",
-            blocking=False,  # an implementation can take the model's width; the paper's may differ
+            detail="The paper declares a learnable matrix but gives its shape nowhere, nor any size of its model; the size it maps to is a choice of the model.",
+            blocking=False,  # an implementation can choose a width; the paper's may differ
             evidence=[evidence],
             question=f"The paper says {listed} {'is a learnable matrix' if one else 'are learnable matrices'} but not {'its shape' if one else 'their shapes'}. Which shape ({'its' if one else 'their'} input and output sizes)?",
-            readings=["the model's hidden size in and out", "the input's size in, a smaller size out", "a size given by another setting"],
+            readings=["the input's size in and out", "the input's size in, a smaller size out", "a size given by another setting"],
         )
 
 
