@@ -783,6 +783,9 @@ def test_step_frames_ask_for_the_slot_each_kind_of_step_needs(tmp_path):
         "The encoder outputs one feature per patch. We pool the patch features and feed them to a classifier.": "how they are pooled",
         "The patch features are pooled by averaging over the spatial positions.": None,
         "We pool the patch features with a learned attention query.": None,
+        "We preprocess the images before training the encoder.": "how the data is preprocessed",
+        "The records are preprocessed by imputing missing values with the column mean.": None,
+        "We preprocess the images as in [dhariwal2021diffusion].": None,
         # a selection by a threshold needs its value: said by a number, how it is computed, or a value
         # the paper gives the symbol naming it (in a formula, a sentence or a table row)
         "We retain the neurons with scores above the threshold $t$, creating a coarse set.": "threshold's value",
