@@ -299,12 +299,23 @@ def test_a_learnable_matrix_whose_shape_the_paper_never_gives_is_asked(tmp_path)
     assert (gap.id, gap.kind, gap.category, gap.blocking, gap.title) == ("undefined-shape:W", "undefined-symbol", "Missing Model Structure", False, "W: its shape is not given")
     assert gap.evidence[0].quote == "$W$ is a learnable projection matrix" and gap.evidence[0].location.line == 2  # 0-based
     # a list is one declaration, one question
-    [gap] = asked("We compute $q = W_Q x$, where $W_Q$, $W_K$, and $W_V$ are learned projection matrices.", "list")
-    assert gap.id == "undefined-shape:W_Q,W_K,W_V" and gap.evidence[0].quote == "$W_Q$, $W_K$, and $W_V$ are learned projection matrices"
+    [gap] = asked("We compute $q = W_Q x$, where $W_Q$, $W_K$, and $W_V$ are learnable projection matrices.", "list")
+    assert gap.id == "undefined-shape:W_Q,W_K,W_V" and gap.evidence[0].quote == "$W_Q$, $W_K$, and $W_V$ are learnable projection matrices"
     [gap] = asked("The output is $y = \\mathbf{U} h$ with the learnable weight matrix $\\mathbf{U}$.", "before")
     assert gap.id == "undefined-shape:U"
-    # a clause about another symbol gives this one nothing
-    assert len(asked("We compute $h = W x$, where $\\lambda$ is a scalar, $W$ is a learnable matrix.", "clause")) == 1
+    [gap] = asked("We compute $y = W_2 \\sigma(W_1 x)$ with the learnable matrices $W_1$ and $W_2$.", "before-list")
+    assert gap.id == "undefined-shape:W_1,W_2" and gap.evidence[0].quote == "learnable matrices $W_1$ and $W_2$"
+    # what gives another symbol a shape or a size gives this one nothing: another clause, another
+    # matrix named after "the ... matrix", an index that is a name, the article "A", an image's size
+    for i, other in enumerate([
+        "We compute $h = W x$, where $\\lambda$ is a scalar, $W$ is a learnable matrix.",
+        "We compute $h = W x$, where $W$ is a learnable weight matrix. The adjacency matrix $\\hat A \\in \\mathbb{R}^{N \\times N}$ is normalised.",
+        "We compute $q = W_q x$, where $W_q$ is a learnable matrix, and $k = W_k x$ with $W_k \\in \\mathbb{R}^{d \\times d}$.",
+        "We compute $h = A x$, where $A$ is a learnable matrix. A 3$\\times$3 convolution follows.",
+        "We compute $h = W x$, where $W$ is a learnable matrix. Images are resized to an input size of 224 $\\times$ 224.",
+        "We compute $h = W x$, where $W$ is a learnable matrix. We train model sizes from 125M to 1.3B parameters.",
+    ]):
+        assert len(asked(other, f"other{i}")) == 1, other
     for i, said in enumerate([
         "We compute $h = W x$, where $W \\in \\mathbb{R}^{d \\times k}$ is a learnable matrix.",
         "where $W_Q$, $W_K$, $W_V \\in \\mathbb{R}^{d \\times d_k}$ are learnable projection matrices.",
@@ -314,6 +325,10 @@ def test_a_learnable_matrix_whose_shape_the_paper_never_gives_is_asked(tmp_path)
         "where $A$ and $B$ are learnable matrices, both in $\\mathbb{R}^{d \\times d}$.",
         "The state is updated as $v_t = R(A v_{t-1} + b)$, where $A$ is a learnable matrix.",  # square
         "We compute $h = W x$, where $W$ is a learnable matrix. We use a hidden size of 256 throughout.",
+        "We compute $h = W x$, where $W$ is a learnable matrix.\n\\section{Settings}\n\\begin{tabular}{ll}\nHidden units & 256 \\\\\n\\end{tabular}",
+        "We compute $h = W x$, where $W$ is a learnable matrix. The shape of the matrix is $d \\times k$.",
+        "Each layer computes $h^{l+1} = W_l h^l$ with $W_l \\in \\mathbb{R}^{d \\times d}$. Here $W_1$ and $W_2$ are learnable matrices.",
+        "We compute $s = A v$, where $A$ is the learned attention matrix computed from $Q$ and $K$.",
         "We compute $h = W x$, where $W$ is a learnable matrix.\n\\section{Settings}\n\\begin{table}[h]\\caption{Sizes}\\begin{tabular}{ll}\nParameter & Shape \\\\\n$W$ & (512, 64) \\\\\n\\end{tabular}\\end{table}",
         "The gate is $g = \\sigma(\\mathbf{U}_1 [h; x])$, where $\\mathbf{U}_1$ is learnable.",
         "$p_i = \\frac{1}{T} \\exp(s_i)$, where $T$ is learnable.",

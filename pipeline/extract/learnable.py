@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Iterator
 
 from ...schemas import Evidence, PaperSpec
 from ..algebra import SKETCH
@@ -161,15 +162,18 @@ def _name_of(latex: str) -> str | None:
 # -- a learnable matrix's shape ----------------------------------------------------------------------
 
 # A declaration that calls its symbols a learnable matrix, the noun right after the adjective (one
-# word apart): "$W$ is a learnable projection matrix", "$W_Q$, $W_K$, and $W_V$ are learned
-# matrices" (the other symbols of the list are group 1), "the learnable weight matrix $W$". Not
-# "$x$ is multiplied by a learnable matrix" nor "a learnable matrix and $\sigma$ ...".
+# word apart): "$W$ is a learnable projection matrix", "$W_Q$, $W_K$, and $W_V$ are trainable
+# matrices" (the other symbols of the list are group 1), "the learnable weight matrices $W_1$ and
+# $W_2$" (the list after it, `_LIST_AFTER_RE`). Not "$x$ is multiplied by a learnable matrix", "a
+# learnable matrix and $\sigma$ ...", "the learned attention matrix", which is computed, nor "Let $M$
+# be a learnable matrix", which a proof supposes.
 _MATRIX_AFTER_RE = re.compile(
-    r"((?:\s*(?:,|,?\s*and)\s*\$[^$]{1,300}\$){0,8})\s*,?\s*(?:is|are|be|being)\s+(?:also\s+)?(?:an?\s+|the\s+|two\s+|three\s+)?(?:[A-Za-z-]+\s+)?"
-    r"(?:learnable|trainable|learned)\s+(?:[A-Za-z-]+\s+)?matri(?:x|ces)\b",
+    r"((?:\s*(?:,|,?\s*and)\s*\$[^$]{1,300}\$){0,8})\s*,?\s*(?:is|are|being)\s+(?:also\s+)?(?:an?\s+|the\s+|two\s+|three\s+)?(?:[A-Za-z-]+\s+)?"
+    r"(?:learnable|trainable)\s+(?:[A-Za-z-]+\s+)?matri(?:x|ces)\b",
     re.I,
 )
-_MATRIX_BEFORE_RE = re.compile(r"(?<![\w-])(?:learnable|trainable|learned)\s+(?:(?!(?:and|or|that|which|of|with|for|to|in|by)\b)[A-Za-z-]+\s+)?matri(?:x|ces)\s*$", re.I)
+_MATRIX_BEFORE_RE = re.compile(r"(?<![\w-])(?:learnable|trainable)\s+(?:(?!(?:and|or|that|which|of|with|for|to|in|by)\b)[A-Za-z-]+\s+)?matri(?:x|ces)\s*$", re.I)
+_LIST_AFTER_RE = re.compile(r"(?:\s*(?:,|,?\s*and)\s*\$[^$]{1,300}\$){1,8}")
 # What gives a matrix's width by what it is: an embedding, a token, a query, a codebook or a
 # positional encoding (the model's width), or a matrix of a network's layer.
 _NOT_ASKED_RE = re.compile(r"\b(?:embeddings?|encodings?|tokens?|quer(?:y|ies)|codebooks?|prototypes?|layers?)\b", re.I)
@@ -183,21 +187,26 @@ _SHAPE_WORDS_RE = re.compile(
     r"\\in\b|∈|\\times|×|\\mathbb|\\to\b|→|\bshapes?\b|\bsizes?\b|\bdimension\w*|-dimensional|-by-|\blinear\s*\(|\bsquare\b|\bdiagonal\b|\bscalars?\b|\bof\s+rank\b|\brows?\b|\bcolumns?\b)",
     re.I,
 )
-# A size of the model given anywhere ("a hidden size of 256", "Projection dimension | 64", "256
-# hidden units", "300-dimensional", "$d_{model} = 512$"): an implementer takes a matrix's shape from
-# it, and the question is not asked.
+# A size of the model given anywhere outside the framing ("a hidden size of 256", a row "Hidden
+# units | 256" or "$d_{\text{model}}$ | 512", "256 hidden units", "300-dimensional", "$d = 256$"): an
+# implementer takes a matrix's shape from it, and the question is not asked. Not an image's size, a
+# count of parameters ("model sizes from 125M") or a point's coordinates ("3-dimensional").
 _MODEL_SIZE_RE = re.compile(
-    r"\b(?:hidden|model|embedding|latent|feature|projection|head|inner|intermediate|attention|key|query|value|output|input|state)\s+(?:size|dim(?:ension(?:ality)?)?|width)s?\b"
-    r"|(?:\d+\$?|\$[^$]{1,20}\$)\s+(?:hidden\s+|output\s+|input\s+)?(?:units|neurons|channels|inputs|outputs|features|dimensions)\b|\d+\$?-dimensional\b|\bd_\{?\\?(?:text|mathrm)?\{?(?:model|hidden|ff|k|v|h)\}?\}?\s*=\s*\d",
+    r"(?=[\w$])(?:\b(?:(?:hidden|model|embedding|latent|feature|projection|head|inner|intermediate|attention|key|query|value|state)\s+(?:dim(?:ension(?:ality)?)?|width)s?\b"
+    r"|(?:hidden|embedding|latent|feature|projection|head|inner|intermediate|state)\s+sizes?\b|hidden[\s_\\]+(?:units|dim)\b|dimension\s+of\s+the\s+(?:hidden|latent|embedding|feature)"
+    r"|hidden\s+layers?\s+of\s+(?:size|width)|widths?\s+(?:of\s+)?\$?\d{2,}|d_\{?\\?(?:text|mathrm)?\{?(?:model|hidden|ff)\b|d\s*=\s*\d{2,})"
+    r"|(?<![\d.])(?:\d{2,}\$?|\$[^$]{1,20}\$)\s+(?:hidden\s+|output\s+|input\s+)?(?:units|neurons|channels|features)\b|(?<![\d.])\d{2,}\$?-(?:dimensional|d)\b)",
     re.I,
 )
 # a clause ends at a comma, a semicolon or a sentence's end outside math (a math span is skipped whole);
 # one that opens with a preposition goes on the one before ("$W$ is a matrix, of size $d \times k$")
 _CLAUSE_END_RE = re.compile(r"\$[^$]{1,300}\$|[,;]|\.(?=\s)")
 _MATH_SPAN_RE = re.compile(r"\$[^$]{1,300}\$")
+_PROSE_DOMAIN_RE = re.compile(r"((?<![\w\\])[A-Za-z][\w']{0,6}(?:\s*,\s*[A-Za-z][\w']{0,6}){0,8})\s*∈")
 _CONTINUED_RE = re.compile(r"\s*(?:of|in|with|both|each|all|having|whose)\b", re.I)
 _LEFT_SYMBOL_RE = re.compile(r"\\[A-Za-z]+|[A-Za-z]")
 _MATRICES_READ = 100  # declarations checked per paper: a hostile paper declares thousands
+_USES_READ = 1000  # a matrix's uses read in the formulas
 
 
 def _plain(latex: str) -> str:
@@ -218,7 +227,7 @@ def unshaped_matrices(spec: PaperSpec) -> list[tuple[list[str], Evidence]]:
     framing = framing_sections(spec)
     declarations: list[tuple[list[str], Evidence]] = []
     read: set[str] = set()  # a sentence said again declares nothing new
-    for paragraph in spec.paragraphs:
+    for number, paragraph in enumerate(spec.paragraphs):
         if paragraph.kind != "text" or paragraph.section_id in framing or "$" not in paragraph.text or not _MATRIX_WORD_RE.search(paragraph.text):
             continue
         spans = split_sentences(paragraph.text)
@@ -227,8 +236,6 @@ def unshaped_matrices(spec: PaperSpec) -> list[tuple[list[str], Evidence]]:
             if text in read or len(declarations) >= _MATRICES_READ or not _MATRIX_WORD_RE.search(text):
                 continue
             read.add(text)
-            # "The shape of the matrix is $d \times k$." right after the declaration
-            refers_back = any(_REFERS_TO_MATRIX_RE.search(paragraph.text, start, end) and _SHAPE_WORDS_RE.search(paragraph.text, start, end) for start, end in spans[index + 1 : index + 3])
             declared_until = -1  # the end of the list a declaration has taken
             for math in INLINE_MATH_RE.finditer(text):
                 if math.start() < declared_until:
@@ -237,15 +244,16 @@ def unshaped_matrices(spec: PaperSpec) -> list[tuple[list[str], Evidence]]:
                 before = None if after else _MATRIX_BEFORE_RE.search(text, max(0, math.start() - 80), math.start())
                 if not (after or before):
                     continue
-                start, end = (math.start(), after.end()) if after else (before.start(), math.end())
+                listed = after[1] if after else (more[0] if (more := _LIST_AFTER_RE.match(text, math.end())) else "")
+                start, end = (math.start(), after.end()) if after else (before.start(), math.end() + len(listed))
                 declared_until = end
-                maths = [math[1], *(m[1] for m in INLINE_MATH_RE.finditer(after[1]))] if after else [math[1]]
-                if refers_back or any(_SHAPE_WORDS_RE.search(m) for m in maths) or _DENIED_RE.search(text[max(0, start - 30) : end]):
+                maths = [math[1], *(m[1] for m in INLINE_MATH_RE.finditer(listed))]
+                if any(_SHAPE_WORDS_RE.search(m) for m in maths) or _DENIED_RE.search(text[max(0, start - 30) : end]):
                     continue
                 if _NOT_ASKED_RE.search(_clause_before(text, math.start()) + " " + text[start:end]):
                     continue
                 symbols = [piece for m in maths for piece in _pieces(m) if _ONE_SYMBOL_RE.match(_plain(piece))]
-                if symbols:
+                if symbols and not _said_after(symbols, _sentences_after(spec, number, spans, index)):
                     quote = " ".join(text[start:end].split())
                     declarations.append((symbols, Evidence(quote=quote, location=span_location(paragraph, sentence_start + start, sentence_start + end))))
     if not declarations or _gives_a_model_size(spec):
@@ -257,21 +265,52 @@ def unshaped_matrices(spec: PaperSpec) -> list[tuple[list[str], Evidence]]:
 
 def _shape_said(statements: str, symbol: str) -> bool:
     r"""Whether the statements name the symbol, written as in math (`W_q`), as in a PDF's text
-    (`Wq`), or as one of its family (`W_l \in \mathbb{R}^{d 	imes d}` for `W_1`)."""
+    (`Wq`), or, for a numbered one, as its family (`W_l \in \mathbb{R}^{d \times d}` for `W_1`)."""
     base, _, index = symbol.partition("_")
     return (
         _names(statements, symbol)
         or bool(index) and _names(statements, base + index)
-        or bool(index) and any(_names(statements, f"{base}_{letter}") for letter in "ijklmnt")
+        or index.isdigit() and any(_names(statements, f"{base}_{letter}") for letter in "ijklmn")
     )
 
 
 _MATRIX_WORD_RE = re.compile(r"\bmatri(?:x|ces)\b", re.I)
-_REFERS_TO_MATRIX_RE = re.compile(r"\b(?:its|their)\s+(?:shapes?|sizes?|dimensions?)\b|\b(?:the|this|these|both|each|all)\s+(?:[\w-]+\s+)?(?:matrix|matrices|projections?)\b", re.I)
+# "its shape", "the matrix" (not "the adjacency matrix $\hat A$": another one)
+_REFERS_TO_MATRIX_RE = re.compile(r"\b(?:its|their)\s+(?:shapes?|sizes?|dimensions?)\b|\b(?:the|this|these|both|each|all)\s+(?:[\w-]+\s+)?(?:matrix|matrices|projections?)\b(?!\s*\$)", re.I)
+
+
+_SENTENCES_AFTER = 3
+
+
+def _said_after(symbols: list[str], sentences: Iterator[str]) -> bool:
+    """Whether one of the sentences after a declaration gives its shape: one with a shape word that
+    refers back ("The shape of the matrix is $d \\times k$.") or names one of its symbols ("The matrix
+    $W$ (see Sec. 3) is of size ...")."""
+    for sentence in sentences:
+        if _SHAPE_WORDS_RE.search(sentence) and (
+            _REFERS_TO_MATRIX_RE.search(sentence) or any(_names(_shape_statement(sentence), _plain(symbol)) for symbol in symbols)
+        ):
+            return True
+    return False
+
+
+def _sentences_after(spec: PaperSpec, number: int, spans: list[tuple[int, int]], index: int) -> Iterator[str]:
+    """The `_SENTENCES_AFTER` sentences after a paragraph's `index`-th, going on into the next
+    paragraphs of its section (a display equation may stand between)."""
+    paragraph = spec.paragraphs[number]
+    told = [paragraph.text[start:end] for start, end in spans[index + 1 : index + 1 + _SENTENCES_AFTER]]
+    for following in spec.paragraphs[number + 1 :]:
+        if len(told) >= _SENTENCES_AFTER or following.section_id != paragraph.section_id:
+            break
+        if following.kind == "text":
+            told += [following.text[start:end] for start, end in split_sentences(following.text)[: _SENTENCES_AFTER - len(told)]]
+    yield from told
 
 
 def _gives_a_model_size(spec: PaperSpec) -> bool:
-    texts = [paragraph.text for paragraph in spec.paragraphs] + [" ".join(row) for table in spec.tables for row in table.rows]
+    framing = framing_sections(spec)
+    texts = [paragraph.text for paragraph in spec.paragraphs if paragraph.section_id not in framing]
+    texts += [" ".join(row) for table in spec.tables if table.section_id not in framing for row in table.rows]
     return any(_MODEL_SIZE_RE.search(text) for text in texts)
 
 
@@ -279,12 +318,18 @@ def _shape_statements(spec: PaperSpec) -> list[str]:
     """The clauses of the paper's prose (sentences, captions, footnotes; table rows read with their
     table's first row) and its display equations that give something a shape, a domain or a size,
     without fonts, braces or spaces. A clause, not a sentence: "$\\lambda$ is a scalar, $W$ is a
-    learnable matrix" gives W nothing. Math loses its fonts, braces and spaces; prose keeps its
-    words apart ("Here W ∈ R^{d×k}")."""
+    learnable matrix" gives W nothing."""
     prose = [paragraph.text for paragraph in spec.paragraphs]
     prose += [" ".join(table.rows[0] + row) for table in spec.tables for row in table.rows[1:]]
-    statements = [_MATH_SPAN_RE.sub(lambda math: _plain(math.group()), clause) for text in prose for clause in _shaping_clauses(text)]
+    statements = [_shape_statement(clause) for text in prose for clause in _shaping_clauses(text)]
     return statements + [_plain(equation.latex or equation.text) for equation in spec.equations if _SHAPE_WORDS_RE.search(equation.latex or equation.text)]
+
+
+def _shape_statement(clause: str) -> str:
+    """What of a clause can name a symbol: its math without fonts, braces or spaces, and the names
+    its prose gives a domain ("Wq, Wk ∈ Rd×d" in a PDF's text; not the article of "A 3×3 convolution")."""
+    maths = [_plain(math.group()) for math in _MATH_SPAN_RE.finditer(clause)]
+    return " ".join(maths + [names.group(1) for names in _PROSE_DOMAIN_RE.finditer(_MATH_SPAN_RE.sub(" ", clause))])
 
 
 def _shaping_clauses(text: str) -> list[str]:
@@ -309,7 +354,7 @@ def _formulas(spec: PaperSpec) -> list[str]:
 def _shape_follows(formulas: list[str], symbols: set[str]) -> set[str]:
     r"""The symbols whose shape a formula fixes: applied to what its left side names ("$v_t = R(A
     v_{t-1} + b)$", so square) or added to another term ("$QK^\top/\sqrt{d} + B$", so of that
-    term's shape). One pass over the formulas per symbol."""
+    term's shape). A symbol written more than `_USES_READ` times is taken as fixed (saying less)."""
     rights, starts, lefts = [], [], []
     offset = 0
     for formula in formulas:
@@ -317,36 +362,41 @@ def _shape_follows(formulas: list[str], symbols: set[str]) -> set[str]:
         named = _LEFT_SYMBOL_RE.match(left)
         rights.append(right or left)
         starts.append(offset)
-        lefts.append(named.group() if right and named else None)
+        lefts.append(named.group() if right and named else "")
         offset += len(rights[-1]) + 1
     joined = "\n".join(rights)
     follows = set()
     for symbol in symbols:
-        position = joined.find(symbol)
-        while position >= 0 and symbol not in follows:
-            left = lefts[bisect.bisect_right(starts, position) - 1]
-            end = position + len(symbol)
-            added = _named_at(joined, position, symbol) and (joined[end : end + 1] in ("+", "-") or joined[position - 1 : position] in ("+", "-"))
-            if added or left and _named_at(joined, position, symbol + left):
+        for count, use in enumerate(_uses(joined, symbol)):
+            left = lefts[bisect.bisect_right(starts, use.start()) - 1]
+            whole = not joined[use.end() : use.end() + 1].isalnum()
+            added = whole and (joined[use.end() : use.end() + 1] in ("+", "-") or joined[use.start() - 1 : use.start()] in ("+", "-"))
+            after = use.end() + len(left)
+            square = left and joined.startswith(left, use.end()) and not joined[after : after + 1].isalnum()
+            if added or square or count >= _USES_READ:
                 follows.add(symbol)
-            position = joined.find(symbol, position + 1)
+                break
     return follows
 
 
 def _names(statements: str, symbol: str) -> bool:
     """Whether statements (without fonts, braces or spaces) name the symbol: `W_1` in
     `W_1\\inR^d`, not in `W_12` or `\\Wedge`; `W` in `W_1` too (saying less is the safe side)."""
-    position = statements.find(symbol)
-    while position >= 0:
-        if _named_at(statements, position, symbol):
+    for count, use in enumerate(_uses(statements, symbol)):
+        if count >= _USES_READ or not statements[use.end() : use.end() + 1].isalnum():
             return True
-        position = statements.find(symbol, position + 1)
     return False
 
 
-def _named_at(text: str, position: int, symbol: str) -> bool:
-    """Whether `symbol` stands whole at `position` of `text` (no letter or backslash before it, no
-    letter or digit after it)."""
-    end = position + len(symbol)
-    before = text[position - 1] if position else ""
-    return text.startswith(symbol, position) and not (before.isalpha() or before == "\\") and not (end < len(text) and text[end].isalnum())
+def _uses(text: str, symbol: str) -> Iterator[re.Match[str]]:
+    """Each place the symbol starts in the text, with no letter or backslash before it (what follows
+    may still go on: "Av")."""
+    for use in _literal(symbol).finditer(text):
+        before = text[use.start() - 1 : use.start()]
+        if not (before.isalpha() or before == "\\"):
+            yield use
+
+
+@functools.lru_cache(maxsize=1024)
+def _literal(symbol: str) -> re.Pattern[str]:
+    return re.compile(re.escape(symbol))  # a literal: found by a fast scan, unlike a lookbehind's
