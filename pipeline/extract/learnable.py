@@ -216,14 +216,15 @@ def _plain(latex: str) -> str:
 
 def unshaped_matrices(spec: PaperSpec) -> list[tuple[list[str], Evidence]]:
     r"""The declarations of learnable matrices ("$W$ is a learnable projection matrix", "$W_Q$, $W_K$
-    and $W_V$ are learned matrices") whose shape the paper gives nowhere, each with its symbols
+    and $W_V$ are trainable matrices") whose shape the paper gives nowhere, each with its symbols
     (LaTeX) and its words: not in the declaration's math (`\in \mathbb{R}^{d \times k}`), in no
-    clause, caption, table row or display equation naming the matrix with a shape, a domain or a
-    size ("$A$ and $B$ are $d \times d$ square matrices") or a sentence after it that refers back ("The
-    shape of the matrix is ..."), not fixed by a formula (applied to what the formula computes, so
-    square; added to another term), and not in a paper that gives any size of its model ("a hidden size of 256"),
-    from which an implementer would take it. Its output size is otherwise a choice the implementer
-    makes alone; a vector's or an embedding's follows from what it is added to, and is not asked."""
+    clause, caption, table row or display equation naming the matrix (or a numbered one's family)
+    with a shape, a domain or a size ("$A$ and $B$ are $d \times d$ square matrices"), in none of the
+    sentences after it that names it or refers back ("The shape of the matrix is ..."), not fixed by
+    a formula (applied to what the formula computes, so square; added to another term), and not in
+    a paper that gives any size of its model ("a hidden size of 256"), from which an implementer
+    would take it. Its output size is otherwise a choice the implementer makes alone; a vector's or
+    an embedding's follows from what it is added to, and is not asked."""
     framing = framing_sections(spec)
     declarations: list[tuple[list[str], Evidence]] = []
     read: set[str] = set()  # a sentence said again declares nothing new
