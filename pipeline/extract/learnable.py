@@ -205,8 +205,12 @@ _MATH_SPAN_RE = re.compile(r"\$[^$]{1,300}\$")
 _PROSE_DOMAIN_RE = re.compile(r"((?<![\w\\])[A-Za-z][\w']{0,6}(?:\s*,\s*[A-Za-z][\w']{0,6}){0,8})\s*∈")
 _CONTINUED_RE = re.compile(r"\s*(?:of|in|with|both|each|all|having|whose)\b", re.I)
 _LEFT_SYMBOL_RE = re.compile(r"\\[A-Za-z]+|[A-Za-z]")
+_MATRIX_WORD_RE = re.compile(r"\bmatri(?:x|ces)\b", re.I)
+# "its shape", "the matrix" (not "the adjacency matrix $\hat A$": another one)
+_REFERS_TO_MATRIX_RE = re.compile(r"\b(?:its|their)\s+(?:shapes?|sizes?|dimensions?)\b|\b(?:the|this|these|both|each|all)\s+(?:[\w-]+\s+)?(?:matrix|matrices|projections?)\b(?!\s*\$)", re.I)
+_SENTENCES_AFTER = 3  # after a declaration, read for its shape
 _MATRICES_READ = 100  # declarations checked per paper: a hostile paper declares thousands
-_USES_READ = 1000  # a matrix's uses read in the formulas
+_USES_READ = 1000  # a symbol's uses read in the formulas or the shape statements
 
 
 def _plain(latex: str) -> str:
@@ -273,14 +277,6 @@ def _shape_said(statements: str, symbol: str) -> bool:
         or bool(index) and _names(statements, base + index)
         or index.isdigit() and any(_names(statements, f"{base}_{letter}") for letter in "ijklmn")
     )
-
-
-_MATRIX_WORD_RE = re.compile(r"\bmatri(?:x|ces)\b", re.I)
-# "its shape", "the matrix" (not "the adjacency matrix $\hat A$": another one)
-_REFERS_TO_MATRIX_RE = re.compile(r"\b(?:its|their)\s+(?:shapes?|sizes?|dimensions?)\b|\b(?:the|this|these|both|each|all)\s+(?:[\w-]+\s+)?(?:matrix|matrices|projections?)\b(?!\s*\$)", re.I)
-
-
-_SENTENCES_AFTER = 3
 
 
 def _said_after(symbols: list[str], sentences: Iterator[str]) -> bool:
