@@ -209,7 +209,7 @@ _MATRIX_WORD_RE = re.compile(r"\bmatri(?:x|ces)\b", re.I)
 # "its shape", "the matrix" (not "the adjacency matrix $\hat A$": another one)
 _REFERS_TO_MATRIX_RE = re.compile(r"\b(?:its|their)\s+(?:shapes?|sizes?|dimensions?)\b|\b(?:the|this|these|both|each|all)\s+(?:[\w-]+\s+)?(?:matrix|matrices|projections?)\b(?!\s*\$)", re.I)
 _SENTENCES_AFTER = 3  # after a declaration, read for its shape
-_MATRICES_READ = 100  # declarations checked per paper: a hostile paper declares thousands
+_MATRICES_READ = 100  # declared matrices checked per paper: a hostile paper declares thousands
 _USES_READ = 1000  # a symbol's uses read in the formulas or the shape statements
 
 
@@ -238,7 +238,7 @@ def unshaped_matrices(spec: PaperSpec) -> list[tuple[list[str], Evidence]]:
         spans = split_sentences(paragraph.text)
         for index, (sentence_start, sentence_end) in enumerate(spans):
             text = paragraph.text[sentence_start:sentence_end]
-            if text in read or len(declarations) >= _MATRICES_READ or not _MATRIX_WORD_RE.search(text):
+            if text in read or sum(len(symbols) for symbols, _ in declarations) >= _MATRICES_READ or not _MATRIX_WORD_RE.search(text):
                 continue
             read.add(text)
             declared_until = -1  # the end of the list a declaration has taken
