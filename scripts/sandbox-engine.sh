@@ -14,9 +14,13 @@ if ! docker info >/dev/null 2>&1; then
     apt-get update -qq >"$LOGDIR/apt.log" 2>&1
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap >>"$LOGDIR/apt.log" 2>&1
   fi
+  # A pid file an engine left when it did not stop cleanly makes dockerd wait for a containerd
+  # that is gone (its pid may even belong to another process by now).
+  PIDFILE=/var/run/docker/containerd/containerd.pid
+  if [ -f "$PIDFILE" ] && [ "$(cat "/proc/$(cat "$PIDFILE")/comm" 2>/dev/null)" != containerd ]; then rm -f "$PIDFILE"; fi
   echo "sandbox-engine: starting dockerd (log: $LOGDIR/dockerd.log)" >&2
   (setsid dockerd >"$LOGDIR/dockerd.log" 2>&1 &)
-  for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+  for _ in $(seq 1 120); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
   docker info >/dev/null 2>&1 || { echo "sandbox-engine: dockerd did not start; see $LOGDIR/dockerd.log" >&2; exit 1; }
 fi
 
