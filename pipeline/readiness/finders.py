@@ -1437,8 +1437,8 @@ def _symbol_shown(latex: str) -> str:
 def unshaped_parameters(reading: Reading) -> Iterator[Gap]:
     """Learnable matrices whose shape the paper gives nowhere (`extract.learnable.unshaped_matrices`):
     one routine question per declaration."""
-    for latex, evidence in unshaped_matrices(reading.spec):
-        symbols = [_symbol_shown(symbol) for symbol in latex]
+    for declared, evidence in unshaped_matrices(reading.spec):
+        symbols = [_symbol_shown(latex) for latex in declared]
         listed = ", ".join(symbols)
         one = len(symbols) == 1
         yield _gap(
