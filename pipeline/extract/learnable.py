@@ -18,8 +18,10 @@ from ...schemas import Evidence, PaperSpec
 from ..algebra import SKETCH
 from ..ingest.positions import span_location
 from .formula import Unreadable, read_formula
+from .knowledge import symbol_key
 from .parts import INLINE_MATH_RE, framing_sections
 from .sentences import sentences_of, split_sentences
+from .symbols import parse_latex_math
 
 _LEARNABLE_RE = re.compile(r"\b(?:learnable|trainable)\b", re.I)
 # A symbol the sentence declares learnable: "$\alpha$ is a learnable scalar", "with $\rho_i$ being a
@@ -210,7 +212,7 @@ _MATRIX_WORD_RE = re.compile(r"\bmatri(?:x|ces)\b", re.I)
 _REFERS_TO_MATRIX_RE = re.compile(r"\b(?:its|their)\s+(?:shapes?|sizes?|dimensions?)\b|\b(?:the|this|these|both|each|all)\s+(?:[\w-]+\s+)?(?:matrix|matrices|projections?)\b(?!\s*\$)", re.I)
 _SENTENCES_AFTER = 3  # after a declaration, read for its shape
 _MATRICES_READ = 100  # declared matrices checked per paper: a hostile paper declares thousands
-_USES_READ = 1000  # a symbol's uses read in the formulas or the shape statements
+_USES_READ = 1000  # a symbol's uses read in the formulas
 
 
 def _plain(latex: str) -> str:
@@ -263,20 +265,19 @@ def unshaped_matrices(spec: PaperSpec) -> list[tuple[list[str], Evidence]]:
                     declarations.append((symbols, Evidence(quote=quote, location=span_location(paragraph, sentence_start + start, sentence_start + end))))
     if not declarations or _gives_a_model_size(spec):
         return []
-    shaped, formulas = "\n".join(_shape_statements(spec)), _formulas(spec)
-    follows = _shape_follows(formulas, {_plain(symbol) for symbols, _ in declarations for symbol in symbols})
-    return [(symbols, said) for symbols, said in declarations if not any(_plain(symbol) in follows or _shape_said(shaped, _plain(symbol)) for symbol in symbols)]
+    shaped = _shaped_symbols(spec)
+    follows = _shape_follows(_formulas(spec), {_plain(symbol) for symbols, _ in declarations for symbol in symbols})
+    return [(symbols, said) for symbols, said in declarations if not any(_plain(symbol) in follows or _shape_said(shaped, symbol) for symbol in symbols)]
 
 
-def _shape_said(statements: str, symbol: str) -> bool:
-    r"""Whether the statements name the symbol, written as in math (`W_q`), as in a PDF's text
-    (`Wq`), or, for a numbered one, as its family (`W_l \in \mathbb{R}^{d \times d}` for `W_1`)."""
+def _shape_said(shaped: set[str], latex: str) -> bool:
+    r"""Whether a symbol (its LaTeX) is among the symbols given a shape (`_shaped_symbols`), written
+    as in math or as in a PDF's text (`W_q`, `Wq`), or, for a numbered one, as its family (`W_l \in
+    \mathbb{R}^{d \times d}` for `W_1`)."""
+    found = parse_latex_math(latex).symbols
+    symbol = found[0].symbol if found else latex
     base, _, index = symbol.partition("_")
-    return (
-        _names(statements, symbol)
-        or bool(index) and _names(statements, base + index)
-        or index.isdigit() and any(_names(statements, f"{base}_{letter}") for letter in "ijklmn")
-    )
+    return symbol_key(symbol) in shaped or index.isdigit() and any(symbol_key(f"{base}_{letter}") in shaped for letter in "ijklmn")
 
 
 def _said_after(symbols: list[str], sentences: Iterator[str]) -> bool:
@@ -285,7 +286,7 @@ def _said_after(symbols: list[str], sentences: Iterator[str]) -> bool:
     $W$ (see Sec. 3) is of size ...")."""
     for sentence in sentences:
         if _SHAPE_WORDS_RE.search(sentence) and (
-            _REFERS_TO_MATRIX_RE.search(sentence) or any(_names(_shape_statement(sentence), _plain(symbol)) for symbol in symbols)
+            _REFERS_TO_MATRIX_RE.search(sentence) or any(_shape_said(_named_in(sentence), symbol) for symbol in symbols)
         ):
             return True
     return False
@@ -311,22 +312,24 @@ def _gives_a_model_size(spec: PaperSpec) -> bool:
     return any(_MODEL_SIZE_RE.search(text) for text in texts)
 
 
-def _shape_statements(spec: PaperSpec) -> list[str]:
-    """The clauses of the paper's prose (sentences, captions, footnotes; table rows read with their
-    table's first row) and its display equations that give something a shape, a domain or a size,
-    without fonts, braces or spaces. A clause, not a sentence: "$\\lambda$ is a scalar, $W$ is a
+def _shaped_symbols(spec: PaperSpec) -> set[str]:
+    """The symbols (by `symbol_key`) that a clause of the paper's prose (sentences, captions,
+    footnotes; table rows read with their table's first row) or a display equation names beside
+    a shape, a domain or a size. A clause, not a sentence: "$\\lambda$ is a scalar, $W$ is a
     learnable matrix" gives W nothing."""
     prose = [paragraph.text for paragraph in spec.paragraphs]
     prose += [" ".join(table.rows[0] + row) for table in spec.tables for row in table.rows[1:]]
-    statements = [_shape_statement(clause) for text in prose for clause in _shaping_clauses(text)]
-    return statements + [_plain(equation.latex or equation.text) for equation in spec.equations if _SHAPE_WORDS_RE.search(equation.latex or equation.text)]
+    shaped = {key for text in prose for clause in _shaping_clauses(text) for key in _named_in(clause)}
+    return shaped | {symbol_key(symbol) for equation in spec.equations if _SHAPE_WORDS_RE.search(equation.latex or equation.text) for symbol in equation.symbols}
 
 
-def _shape_statement(clause: str) -> str:
-    """What of a clause can name a symbol: its math without fonts, braces or spaces, and the names
-    its prose gives a domain ("Wq, Wk ∈ Rd×d" in a PDF's text; not the article of "A 3×3 convolution")."""
-    maths = [_plain(math.group()) for math in _MATH_SPAN_RE.finditer(clause)]
-    return " ".join(maths + [names.group(1) for names in _PROSE_DOMAIN_RE.finditer(_MATH_SPAN_RE.sub(" ", clause))])
+def _named_in(clause: str) -> set[str]:
+    """The symbols (by `symbol_key`) a clause names: those of its math, and the names its prose
+    gives a domain ("Wq, Wk ∈ Rd×d" in a PDF's text; not the article of "A 3×3 convolution")."""
+    named = {symbol_key(found.symbol) for math in _MATH_SPAN_RE.finditer(clause) for found in parse_latex_math(math.group()[1:-1]).symbols}
+    for names in _PROSE_DOMAIN_RE.finditer(_MATH_SPAN_RE.sub(" ", clause)):
+        named |= {symbol_key(name.strip()) for name in names.group(1).split(",")}
+    return named
 
 
 def _shaping_clauses(text: str) -> list[str]:
@@ -374,15 +377,6 @@ def _shape_follows(formulas: list[str], symbols: set[str]) -> set[str]:
                 follows.add(symbol)
                 break
     return follows
-
-
-def _names(statements: str, symbol: str) -> bool:
-    """Whether statements (without fonts, braces or spaces) name the symbol: `W_1` in
-    `W_1\\inR^d`, not in `W_12` or `\\Wedge`; `W` in `W_1` too (saying less is the safe side)."""
-    for count, use in enumerate(_uses(statements, symbol)):
-        if count >= _USES_READ or not statements[use.end() : use.end() + 1].isalnum():
-            return True
-    return False
 
 
 def _uses(text: str, symbol: str) -> Iterator[re.Match[str]]:
